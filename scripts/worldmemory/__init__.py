@@ -1,0 +1,1 @@
+"""Reference workflow for measuring memory in video world models (see README.md)."""

@@ -1,0 +1,83 @@
+"""Provenance sidecars: what produced a table, so that every number can be traced and rebuilt.
+
+A sidecar holds the config and its hash, the git commit of the workflow, the versions of the
+packages that computed the numbers, the device, the seeds, the identities of the models (weights
+digests) and the sha256 of each output it describes. It holds no timestamps, so the same run
+gives the same sidecar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("numpy", "scipy", "pandas", "torch", "transformers", "snakemake", "decord", "matplotlib", "seaborn")
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def git_state(repo) -> dict:
+    """Commit of the workflow checkout and whether tracked files differ from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return {"commit": "unknown", "dirty": None}
+
+
+def package_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def provenance(config: dict, repo, models: list[dict], outputs: list, seeds: dict) -> dict:
+    return {
+        "config_sha256": config_hash(config),
+        "config": config,
+        "git": git_state(repo),
+        "packages": package_versions(),
+        "device": config.get("device", "cpu"),
+        "seeds": seeds,
+        "models": models,
+        "outputs": {Path(p).name: file_sha256(p) for p in outputs},
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", required=True, help="the resolved workflow config (JSON)")
+    ap.add_argument("--seeds", default="{}", help="seeds of this study (JSON)")
+    ap.add_argument("--repo", default=".", help="the workflow checkout (for the git commit)")
+    ap.add_argument("--model-info", nargs="*", default=[], help="JSON files describing each model")
+    ap.add_argument("--outputs", nargs="+", required=True, help="files this sidecar describes")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    models = [json.loads(Path(p).read_text()) for p in args.model_info]
+    record = provenance(json.loads(args.config), args.repo, models, args.outputs, json.loads(args.seeds))
+    Path(args.out).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

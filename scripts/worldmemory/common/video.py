@@ -1,0 +1,69 @@
+"""Lossless RGB video I/O.
+
+Rendered minimal pairs must reach the model bit-exactly: the present and absent
+worlds are pixel-identical before the event, and a lossy codec would blur that
+guarantee. Videos are therefore stored as lossless RGB H.264 (libx264rgb, qp 0)
+in Matroska and decoded with decord, which returns the written bytes exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import decord
+import imageio_ffmpeg
+import numpy as np
+
+
+def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float) -> None:
+    """Write frames [T,H,W,3] uint8 losslessly to ``path`` (.mkv).
+
+    The file is written to a temporary name in the same directory and renamed,
+    so a crashed job never leaves a truncated video under the final name.
+    """
+    frames = np.asarray(frames)
+    if frames.dtype != np.uint8:
+        raise ValueError(f"frames must be uint8, got {frames.dtype}")
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.shape[0] == 0:
+        raise ValueError(f"frames must have shape [T>0,H,W,3], got {frames.shape}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".mkv")
+    os.close(fd)
+    try:
+        height, width = frames.shape[1:3]
+        writer = imageio_ffmpeg.write_frames(
+            tmp,
+            (width, height),
+            pix_fmt_in="rgb24",
+            pix_fmt_out="rgb24",
+            fps=fps,
+            quality=None,
+            codec="libx264rgb",
+            output_params=["-qp", "0"],
+            macro_block_size=1,
+            ffmpeg_log_level="error",
+        )
+        writer.send(None)  # start the generator
+        for frame in frames:
+            writer.send(np.ascontiguousarray(frame))
+        writer.close()
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; videos are shared outputs
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_video(path: str | os.PathLike) -> np.ndarray:
+    """Decode every frame of ``path`` as [T,H,W,3] uint8 RGB."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"video not found: {path}")
+    try:
+        reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
+        return reader.get_batch(range(len(reader))).asnumpy()
+    except decord.DECORDError as err:
+        raise RuntimeError(f"cannot decode video {path}: {err}") from err

@@ -1,0 +1,383 @@
+"""Synthetic minimal-pair renderer for the object-permanence belief probe.
+
+Implements the scenes of "Tracking Is Not Permanence" (../shared/seeds/
+002_711b6a3281a3fb41.txt), Section 3.1 (minimal pairs), Section 3.3 (three-world
+readout, never-rendered control) and Appendix B, paragraph "Renderer". The
+paper leaves some details open; this module fixes them as follows.
+
+Geometry and timing
+    Frames are SIZE x SIZE (256) RGB uint8 at FPS = 7.5. A full clip has
+    CLIP_FRAMES = 64 frames, f = 0..63. The event is at the clip midpoint,
+    EVENT_FRAME = 32, and the probe window is the WINDOW_FRAMES = 32 frames
+    starting four frames before it, f = 28..59 (WINDOW_START = 28).
+
+Layers, in draw order
+    1. Background: TILE = 16 px tiles, each one gray intensity drawn uniformly
+       from the integers 70..130 inclusive (R = G = B), static over time.
+    2. Guide line: 2 px, intensity 40, across the full width at rows
+       BALL_ROW + R + 2 and BALL_ROW + R + 3, just below the ball.
+    3. Distractors: K in {0, 2, 4} opaque axis-aligned rectangles, 36-56 px wide
+       and 48-72 px tall, each a solid colour with every channel in 30..220 and
+       red not dominant (R <= max(G, B)), so that "red pixel" identifies the
+       ball. Centre x and y are sinusoids of the full-clip frame index with
+       random amplitude, period and phase; the rectangle covers rows 0..130 at
+       most (never the ball's row) and is clipped at the left/right border.
+       Distractors are the same in every world.
+    4. Ball: a disk of radius R in {4, 8, 16, 32} centred at (x(f), BALL_ROW =
+       190); pixel (row i, col j) is inside iff (i-190)^2 + (j-x)^2 <= R^2.
+       Its checker texture moves with it: colour (220, 40, 40) where
+       floor((j-x)/4) + floor((i-190)/4) is even, else (150, 20, 20).
+
+Motions
+    'moving':     x(f) = 28 + 3.2 f (reaches 228 at f = 62.5).
+    'stationary': x(f) = 28 + 3.2 min(f, EVENT_FRAME - 4), i.e. the ball stops
+                  four frames before the event, so keeping it needs no
+                  extrapolation.
+
+Worlds
+    'present':        the ball follows its motion for the whole clip.
+    'absent':         as present for f < EVENT_FRAME, no ball from then on.
+    'static':         as present for f < EVENT_FRAME, then the ball stays at
+                      x(EVENT_FRAME - 1), where it was last seen.
+    'never_rendered': no ball in any frame (geometry-matched bias control,
+                      Appendix I).
+    Worlds are pixel-identical before the event and differ only inside the
+    ball's trajectory band, rows 190-R..190+R, after it.
+
+Scenes
+    A scene is (radius, distractors, seed), id like "r08_k2_s3". All of its
+    randomness comes from numpy Generators seeded by SHA-256 of a namespace
+    plus the id, so it is identical in every process and shared by both
+    motions. 4 radii x 3 distractor levels x 5 seeds = 60 scenes.
+
+Training clips (``render_training_clip``) come from a broader family of the
+same kind of scene, for pretraining a small model that never sees the
+evaluation scenes; callers seed them under TRAIN_NAMESPACE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from worldmemory.common.video import write_video
+
+SIZE = 256
+FPS = 7.5
+CLIP_FRAMES = 64
+EVENT_FRAME = 32
+WINDOW_START = 28
+WINDOW_FRAMES = 32
+BALL_ROW = 190
+X_START = 28.0
+SPEED = 3.2
+TILE = 16
+TILE_RANGE = (70, 130)
+CHECKER = 4
+
+STOP_FRAME = EVENT_FRAME - 4
+GUIDE_INTENSITY = 40
+BALL_COLOURS = ((220, 40, 40), (150, 20, 20))
+DISTRACTOR_WIDTH = (36, 56)
+DISTRACTOR_HEIGHT = (48, 72)
+DISTRACTOR_MAX_ROW = 130
+DISTRACTOR_CHANNEL = (30, 220)
+
+MOTIONS = ("moving", "stationary")
+WORLDS = ("present", "absent", "static", "never_rendered")
+DEFAULT_WORLDS = {
+    "moving": ["present", "absent", "static", "never_rendered"],
+    # The stationary ball's static world equals its present world.
+    "stationary": ["present", "absent", "never_rendered"],
+}
+
+EVAL_NAMESPACE = "worldmemory.permanence.eval.v1"
+TRAIN_NAMESPACE = "worldmemory.permanence.train.v1"
+
+
+def stable_rng(key: str, namespace: str) -> np.random.Generator:
+    """Generator seeded by SHA-256 of namespace and key (Python's hash() is salted per process)."""
+    digest = hashlib.sha256(f"{namespace}/{key}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
+
+
+def scene_id(radius: int, n_distractors: int, seed: int) -> str:
+    return f"r{radius:02d}_k{n_distractors}_s{seed}"
+
+
+@dataclass(frozen=True)
+class Scene:
+    radius: int
+    n_distractors: int
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return scene_id(self.radius, self.n_distractors, self.seed)
+
+
+def scene_grid(radii, distractors, n_seeds: int) -> list[Scene]:
+    """All scenes of the grid, radius-major, then distractors, then seed."""
+    return [Scene(r, k, s) for r in radii for k in distractors for s in range(n_seeds)]
+
+
+def window_frames() -> range:
+    return range(WINDOW_START, WINDOW_START + WINDOW_FRAMES)
+
+
+def _check(motion: str, world: str) -> None:
+    if motion not in MOTIONS:
+        raise ValueError(f"unknown motion {motion!r}; expected one of {MOTIONS}")
+    if world not in WORLDS:
+        raise ValueError(f"unknown world {world!r}; expected one of {WORLDS}")
+
+
+def ball_x(f: int, motion: str, world: str = "present") -> float | None:
+    """Ball centre column at full-clip frame f, or None where no ball is drawn.
+
+    Rounded to 1e-9 so that integral positions are exact and the checker
+    texture does not flicker from float error (3.2 is not a binary fraction).
+    """
+    _check(motion, world)
+    if world == "never_rendered" or (world == "absent" and f >= EVENT_FRAME):
+        return None
+    if world == "static" and f >= EVENT_FRAME:
+        f = EVENT_FRAME - 1
+    if motion == "stationary":
+        f = min(f, STOP_FRAME)
+    return round(X_START + SPEED * f, 9)
+
+
+def expected_ball_x(motion: str, frame: int) -> float:
+    """The present world's centre column: where the readout region follows the ball."""
+    return ball_x(frame, motion, "present")
+
+
+@dataclass(frozen=True)
+class _Rect:
+    """Opaque rectangle whose centre moves on independent x and y sinusoids."""
+
+    width: int
+    height: int
+    colour: tuple[int, int, int]
+    x_mid: float
+    x_amp: float
+    x_period: float
+    x_phase: float
+    y_mid: float
+    y_amp: float
+    y_period: float
+    y_phase: float
+
+    def draw(self, img: np.ndarray, f: float) -> None:
+        cx = self.x_mid + self.x_amp * math.sin(2 * math.pi * f / self.x_period + self.x_phase)
+        cy = self.y_mid + self.y_amp * math.sin(2 * math.pi * f / self.y_period + self.y_phase)
+        top, left = round(cy - self.height / 2), round(cx - self.width / 2)
+        img[max(top, 0) : top + self.height, max(left, 0) : left + self.width] = self.colour
+
+
+def _random_rect(rng, size, max_row, widths, heights, colour) -> _Rect:
+    """A rectangle whose rows stay within 0..max_row and whose centre stays in the frame."""
+    width = int(rng.integers(widths[0], widths[1] + 1))
+    height = int(rng.integers(heights[0], heights[1] + 1))
+    x_amp = rng.uniform(0.06, 0.25) * size
+    x_mid = rng.uniform(x_amp, size - x_amp)
+    # Top row = cy - height/2 must lie in [0, max_row + 1 - height]; rounding
+    # a value inside integer bounds keeps it inside.
+    lo, hi = height / 2, max_row + 1 - height / 2
+    y_amp = rng.uniform(0, (hi - lo) / 2)
+    y_mid = rng.uniform(lo + y_amp, hi - y_amp)
+    periods = rng.uniform(48, 128, size=2)
+    phases = rng.uniform(0, 2 * np.pi, size=2)
+    return _Rect(
+        width, height, colour,
+        x_mid, x_amp, float(periods[0]), float(phases[0]),
+        y_mid, y_amp, float(periods[1]), float(phases[1]),
+    )  # fmt: skip
+
+
+def _draw_ball(img: np.ndarray, cx: float, cy: float, radius: int, colours) -> None:
+    """Checker-textured disk, computed on its bounding box only and clipped at the border."""
+    height, width = img.shape[:2]
+    r0, r1 = max(math.floor(cy - radius), 0), min(math.ceil(cy + radius) + 1, height)
+    c0, c1 = max(math.floor(cx - radius), 0), min(math.ceil(cx + radius) + 1, width)
+    if r0 >= r1 or c0 >= c1:
+        return
+    di = np.arange(r0, r1)[:, None] - cy
+    dj = np.arange(c0, c1)[None, :] - cx
+    inside = di**2 + dj**2 <= radius**2
+    even = (np.floor(dj / CHECKER) + np.floor(di / CHECKER)) % 2 == 0
+    patch = img[r0:r1, c0:c1]
+    patch[inside & even] = colours[0]
+    patch[inside & ~even] = colours[1]
+
+
+def background(scene: Scene) -> np.ndarray:
+    """Static layer [SIZE,SIZE,3]: gray tiles plus the guide line below the ball."""
+    rng = stable_rng(scene.id, EVAL_NAMESPACE + "/background")
+    n = SIZE // TILE
+    tiles = rng.integers(TILE_RANGE[0], TILE_RANGE[1] + 1, size=(n, n), dtype=np.uint8)
+    gray = np.repeat(np.repeat(tiles, TILE, axis=0), TILE, axis=1)
+    row = BALL_ROW + scene.radius + 2
+    gray[row : row + 2] = GUIDE_INTENSITY
+    return np.repeat(gray[..., None], 3, axis=2)
+
+
+def _distractors(scene: Scene) -> list[_Rect]:
+    rng = stable_rng(scene.id, EVAL_NAMESPACE + "/distractors")
+    lo, hi = DISTRACTOR_CHANNEL
+    rects = []
+    for _ in range(scene.n_distractors):
+        g, b = (int(v) for v in rng.integers(lo, hi + 1, size=2))
+        r = int(rng.integers(lo, max(g, b) + 1))  # red never dominant
+        rects.append(
+            _random_rect(rng, SIZE, DISTRACTOR_MAX_ROW, DISTRACTOR_WIDTH, DISTRACTOR_HEIGHT, (r, g, b))
+        )
+    return rects
+
+
+def render_world(scene: Scene, motion: str, world: str, frames=None) -> np.ndarray:
+    """Render full-clip frame indices ``frames`` (default: the probe window) as [T,256,256,3] uint8."""
+    _check(motion, world)
+    frames = list(window_frames() if frames is None else frames)
+    out = np.repeat(background(scene)[None], len(frames), axis=0)
+    rects = _distractors(scene)
+    for img, f in zip(out, frames):
+        for rect in rects:
+            rect.draw(img, f)
+        x = ball_x(f, motion, world)
+        if x is not None:
+            _draw_ball(img, x, BALL_ROW, scene.radius, BALL_COLOURS)
+    return out
+
+
+def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=None) -> dict:
+    """Write every world's window as out_dir/{motion}/{scene}/{world}.mkv plus manifest.json.
+
+    Returns the manifest. Output is deterministic (sorted keys, no timestamps).
+    """
+    out_dir = Path(out_dir)
+    worlds_by_motion = DEFAULT_WORLDS if worlds_by_motion is None else worlds_by_motion
+    scenes = scene_grid(radii, distractors, n_seeds)
+    entries = []
+    for motion, worlds in worlds_by_motion.items():
+        for scene in scenes:
+            paths = {}
+            for world in worlds:
+                rel = Path(motion, scene.id, f"{world}.mkv")
+                write_video(out_dir / rel, render_world(scene, motion, world), FPS)
+                paths[world] = rel.as_posix()
+            entries.append(
+                {
+                    "id": scene.id,
+                    "radius": scene.radius,
+                    "n_distractors": scene.n_distractors,
+                    "seed": scene.seed,
+                    "motion": motion,
+                    "worlds": paths,
+                    "ball_x": [expected_ball_x(motion, f) for f in window_frames()],
+                }
+            )
+        print(f"[render] {motion}: {len(scenes)} scenes x {len(worlds)} worlds = "
+              f"{len(scenes) * len(worlds)} videos -> {out_dir / motion}")  # fmt: skip
+    manifest = {
+        "size": SIZE,
+        "fps": FPS,
+        "clip_frames": CLIP_FRAMES,
+        "event_frame": EVENT_FRAME,
+        "window_start": WINDOW_START,
+        "window_frames": WINDOW_FRAMES,
+        "ball_row": BALL_ROW,
+        "scenes": entries,
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+def _random_ball_colours(rng) -> tuple:
+    """The evaluation reds a quarter of the time, otherwise a random light/dark pair."""
+    if rng.random() < 0.25:
+        return BALL_COLOURS
+    light = rng.integers(60, 256, size=3)
+    dark = (light * rng.uniform(0.3, 0.7)).astype(int)
+    return tuple(int(v) for v in light), tuple(int(v) for v in dark)
+
+
+def render_training_clip(rng: np.random.Generator, n_frames: int = 32, size: int = 256) -> np.ndarray:
+    """A random clip [n_frames,size,size,3] uint8 from the training family of the evaluation scenes.
+
+    Same ingredients as the probe scenes but with every parameter randomised:
+    tile size in {8,16,32} and a random intensity range; 1-2 checker balls
+    (radius 4..32, random row, start and speed 0..6 px/frame either way),
+    each of which with some probability stops, vanishes, or passes behind an
+    opaque box at a random frame; optional guide lines; 0-4 distractors on
+    sinusoidal paths anywhere in the frame. Seed ``rng`` with
+    ``stable_rng(key, TRAIN_NAMESPACE)`` so training never reuses evaluation
+    randomness. Draw order: background, guide lines, distractors, balls, boxes.
+    """
+    tile = int(rng.choice([8, 16, 32]))
+    lo = int(rng.integers(20, 160))
+    hi = min(lo + int(rng.integers(10, 90)), 255)
+    n_tiles = -(-size // tile)
+    tiles = rng.integers(lo, hi + 1, size=(n_tiles, n_tiles), dtype=np.uint8)
+    gray = np.repeat(np.repeat(tiles, tile, axis=0), tile, axis=1)[:size, :size]
+
+    t = np.arange(n_frames)
+    balls, boxes = [], []
+    for _ in range(int(rng.integers(1, 3))):
+        radius = int(rng.integers(4, 33))
+        row = float(rng.uniform(radius, size - 1 - radius))
+        x0 = float(rng.uniform(0, size))
+        speed = float(rng.uniform(0, 6) * rng.choice([-1, 1]))
+        colours = _random_ball_colours(rng)
+        event = rng.choice(["none", "stop", "vanish", "occluder"], p=[0.4, 0.2, 0.2, 0.2])
+        event_frame = int(rng.integers(1, n_frames))
+        xs = x0 + speed * (np.minimum(t, event_frame) if event == "stop" else t)
+        visible = t < event_frame if event == "vanish" else np.ones(n_frames, bool)
+        balls.append((xs, row, radius, colours, visible))
+        if event == "occluder":
+            half_w = radius + int(rng.integers(4, 33))
+            half_h = radius + int(rng.integers(4, 17))
+            cx, cy = round(xs[event_frame]), round(row)
+            colour = tuple(int(v) for v in rng.integers(0, 256, size=3))
+            rows = slice(max(cy - half_h, 0), cy + half_h + 1)
+            cols = slice(min(max(cx - half_w, 0), size), max(cx + half_w + 1, 0))
+            boxes.append((rows, cols, colour))
+        if rng.random() < 0.5:
+            line = round(row) + radius + 2
+            gray[line : line + 2] = GUIDE_INTENSITY
+    rects = []
+    for _ in range(int(rng.integers(0, 5))):
+        colour = tuple(int(v) for v in rng.integers(30, 221, size=3))
+        rects.append(_random_rect(rng, size, size - 1, (12, size // 4), (12, size // 4), colour))
+
+    out = np.repeat(np.repeat(gray[None, ..., None], n_frames, axis=0), 3, axis=3)
+    for i, img in enumerate(out):
+        for rect in rects:
+            rect.draw(img, i)
+        for xs, row, radius, colours, visible in balls:
+            if visible[i]:
+                _draw_ball(img, xs[i], row, radius, colours)
+        for rows, cols, colour in boxes:
+            img[rows, cols] = colour
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--radii", type=int, nargs="+", default=[4, 8, 16, 32])
+    parser.add_argument("--distractors", type=int, nargs="+", default=[0, 2, 4])
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per (radius, distractors) cell")
+    args = parser.parse_args(argv)
+    write_scenes(args.out, args.radii, args.distractors, args.seeds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Pretrain a small V-JEPA 2 from scratch on scenes of the renderer's family (the embedded default).
+
+The released checkpoints cannot be downloaded on a laptop or in CI, so the embedded default trains
+its own model with the same transformers class and the V-JEPA recipe in miniature (Bardes et al.,
+2024; *Tracking Is Not Permanence*, Section 3.5 (iv) and Appendix C):
+
+* the context encoder sees only the visible tokens of multi-block tube masks (spatial blocks
+  hidden in every frame: "short" = 8 blocks of 15% of the frame, "long" = 2 blocks of 70%);
+* the predictor regresses the hidden tokens onto the layer-normed output of an EMA target encoder
+  of the full clip, with an L1 loss;
+* training clips come from :func:`render_training_clip` (random balls, boxes, distractors and
+  backgrounds), never from the probe's evaluation scenes.
+
+The saved model is a ``VJEPA2Model`` directory (context encoder + predictor), loadable by the
+same code that loads a released checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, encode_visible, predict_hidden
+from worldmemory.permanence.render import render_training_clip
+
+MASKS = {"short_tube": (8, 0.15), "long_tube": (2, 0.70)}
+
+
+def tube_mask(rng: np.random.Generator, side: int, slots: int, n_blocks: int, scale: float,
+              aspect=(0.75, 1.5)) -> np.ndarray:
+    """Hidden token indices of a V-JEPA multi-block mask: the union of spatial blocks, in every slot."""
+    while True:
+        hidden = np.zeros((side, side), bool)
+        for _ in range(n_blocks):
+            ratio = math.exp(rng.uniform(math.log(aspect[0]), math.log(aspect[1])))
+            h = int(np.clip(round(math.sqrt(scale * side * side * ratio)), 1, side))
+            w = int(np.clip(round(math.sqrt(scale * side * side / ratio)), 1, side))
+            top, left = rng.integers(0, side - h + 1), rng.integers(0, side - w + 1)
+            hidden[top : top + h, left : left + w] = True
+        if not hidden.all():  # keep at least one visible patch
+            break
+    cells = np.flatnonzero(hidden.ravel())
+    return (np.arange(slots)[:, None] * side * side + cells[None, :]).ravel()
+
+
+def render_pool(rng: np.random.Generator, n_clips: int, n_frames: int, crop_size: int) -> np.ndarray:
+    """Training clips rendered at 256 px and area-downsampled to the model's input size (uint8)."""
+    pool = np.empty((n_clips, n_frames, crop_size, crop_size, 3), np.uint8)
+    for i in range(n_clips):
+        clip = render_training_clip(rng, n_frames=n_frames, size=256).astype(np.float32)
+        f = 256 // crop_size
+        clip = clip.reshape(n_frames, crop_size, f, crop_size, f, 3).mean(axis=(2, 4))
+        pool[i] = np.rint(clip).astype(np.uint8)
+    return pool
+
+
+def train(model_config: dict, settings: dict, out: Path, log=print) -> dict:
+    seed = settings["seed"]
+    rng = np.random.default_rng(seed)
+    model = build_model(model_config, seed=seed)
+    backend = VJEPA2Backend(model)  # preprocessing only; the model is trained below
+    model.train()
+    target_encoder = copy.deepcopy(model.encoder).eval().requires_grad_(False)
+    cfg = model.config
+    side, slots = cfg.crop_size // cfg.patch_size, cfg.frames_per_clip // cfg.tubelet_size
+    t0 = time.time()
+    pool = render_pool(rng, settings["clips"], cfg.frames_per_clip, cfg.crop_size)
+    log(f"[train] rendered {len(pool)} training clips in {time.time() - t0:.1f}s")
+
+    steps, warmup = settings["steps"], settings["warmup_steps"]
+    opt = torch.optim.AdamW(model.parameters(), lr=settings["lr"], weight_decay=settings["weight_decay"])
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    ema0, ema1 = settings["ema"]
+    kinds = settings["mask_kinds"]
+    history = []
+    for step in range(steps):
+        clips = pool[rng.integers(0, len(pool), settings["batch_size"])]
+        if rng.random() < 0.5:  # horizontal flip: the ball's row and motion must not be memorised
+            clips = clips[:, :, :, ::-1]
+        x = backend.preprocess(np.ascontiguousarray(clips))
+        hidden = tube_mask(rng, side, slots, *MASKS[kinds[step % len(kinds)]])
+        visible = np.setdiff1d(np.arange(slots * side * side), hidden)
+        with torch.no_grad():
+            h = encode_visible(target_encoder, x)
+            target = F.layer_norm(h, (h.shape[-1],))[:, torch.as_tensor(hidden)]
+        pred = predict_hidden(model.predictor, encode_visible(model.encoder, x, visible), visible, hidden)
+        loss = (pred - target).abs().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        m = ema0 + (ema1 - ema0) * step / max(steps - 1, 1)
+        with torch.no_grad():
+            for pt, pc in zip(target_encoder.parameters(), model.encoder.parameters()):
+                pt.mul_(m).add_(pc.detach(), alpha=1 - m)
+        history.append((step, float(loss)))
+        if step % 25 == 0 or step == steps - 1:
+            log(f"[train] step {step + 1}/{steps} loss {float(loss):.4f} "
+                f"target std {float(h.std(dim=1).mean()):.3f} {time.time() - t0:.0f}s")
+
+    out.mkdir(parents=True, exist_ok=True)
+    model.eval().save_pretrained(out)
+    with open(out / "train_log.csv", "w") as f:
+        f.write("step,loss\n" + "".join(f"{s},{l:.6f}\n" for s, l in history))
+    summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
+               "seconds": round(time.time() - t0, 1)}
+    (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    return summary
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model-config", required=True, help="VJEPA2Config keyword arguments (JSON)")
+    ap.add_argument("--settings", required=True, help="training settings (JSON)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.use_deterministic_algorithms(True)
+    summary = train(json.loads(args.model_config), json.loads(args.settings), args.out)
+    print(f"[train] done: final loss {summary['final_loss']}, {summary['seconds']}s -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+import re
+
+import numpy as np
+import pytest
+
+from worldmemory.common.video import read_video, write_video
+
+
+def test_round_trip_is_bit_exact(tmp_path):
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, size=(5, 48, 34, 3), dtype=np.uint8)
+    path = tmp_path / "sub" / "clip.mkv"
+    write_video(path, frames, fps=7.5)
+    assert np.array_equal(read_video(path), frames)
+    assert [p.name for p in path.parent.iterdir()] == ["clip.mkv"]  # no temp left
+
+
+def test_wrong_dtype_raises(tmp_path):
+    with pytest.raises(ValueError, match="uint8"):
+        write_video(tmp_path / "x.mkv", np.zeros((2, 8, 8, 3), np.float32), fps=7.5)
+
+
+def test_wrong_shape_raises(tmp_path):
+    with pytest.raises(ValueError, match="shape"):
+        write_video(tmp_path / "x.mkv", np.zeros((2, 8, 8), np.uint8), fps=7.5)
+
+
+def test_missing_file_names_path(tmp_path):
+    missing = tmp_path / "nope.mkv"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        read_video(missing)
+
+
+def test_unreadable_file_names_path(tmp_path):
+    bad = tmp_path / "bad.mkv"
+    bad.write_bytes(b"not a video")
+    with pytest.raises(RuntimeError, match=re.escape(str(bad))):
+        read_video(bad)
