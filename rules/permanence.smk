@@ -122,7 +122,8 @@ rule permanence_table3:
     params:
         paper=(
             f"--paper {repo_path('resources', 'paper_values', 'permanence_table3.csv')}"
-            f" --out-paper results/permanence/table3_vs_paper.csv --paper-models {' '.join(PAPER_MODELS)}"
+            f" --out-paper results/permanence/table3_vs_paper.csv --paper-models "
+            + " ".join(f"{m}={PERM_MODELS[m]['id']}" for m in PAPER_MODELS)
             if PAPER_MODELS
             else ""
         ),

@@ -91,15 +91,17 @@ def test_mean_from_a_time_point(curve):
 def test_paper_side_by_side(curve):
     _, long = table3(curve)
     paper = pd.DataFrame({
-        "model": [PAPER_ID, MODELS[0], PAPER_ID],
-        "condition": ["stationary", "moving", "moving_copy_last_view"],
-        "statistic": ["p_present_mean>=0.53", "p_present@0.00", "alpha@0.53"],
-        "value": [0.41, 0.92, 0.87],
-        "source": ["Section 4.1", "Section 4.1", "Appendix I"],
+        "model": [PAPER_ID, PAPER_ID, "facebook/vjepa2-vitl-fpc64-256"],
+        "condition": ["stationary", "moving", "moving"],
+        "statistic": ["p_present_mean>=0.53", "p_present@0.00", "p_present@0.00"],
+        "value": [0.41, 0.92, 0.58],
+        "source": ["Section 4.1", "Section 4.1", "Section 4.1"],
     })
-    side = paper_side_by_side(long, paper)
-    assert list(side.columns) == ["model", "condition", "statistic", "paper", "ours", "note"]
-    assert side["paper"].tolist() == [0.41, 0.92, 0.87]
+    paper.loc[len(paper)] = [PAPER_ID, "moving_copy_last_view", "alpha@0.53", 0.87, "Appendix I"]
+    side = paper_side_by_side(long, paper, {PAPER_ID: MODELS[0]})
+    assert list(side.columns) == ["model", "run", "condition", "statistic", "paper", "ours", "note"]
+    assert side["paper"].tolist() == [0.41, 0.92, 0.87]  # the checkpoint we did not run is left out
+    assert side["run"].tolist() == [MODELS[0]] * 3
     assert side["ours"].iloc[0] == pytest.approx(np.mean([(60 - 4 * s) / 60 for s in range(2, N_SLOTS)]), abs=1e-6)
     assert side["ours"].iloc[1] == pytest.approx(50 / 60, abs=1e-6)
     assert math.isnan(side["ours"].iloc[2]) and side["note"].iloc[2].startswith("not in our run")
@@ -110,7 +112,8 @@ def test_paper_values_file_parses():
     assert list(paper.columns) == ["model", "condition", "statistic", "value", "source"]
     assert not paper.duplicated(["model", "condition", "statistic"]).any()
     assert paper["source"].notna().all()
-    side = paper_side_by_side(pd.DataFrame(columns=["model", "condition", "t_s", "p_present", "e_mean", "alpha_mean"]), paper)
+    empty = pd.DataFrame(columns=["model", "condition", "t_s", "p_present", "e_mean", "alpha_mean"])
+    side = paper_side_by_side(empty, paper, {m: m for m in paper["model"].unique()})
     assert len(side) == len(paper)  # every statistic is one our_statistic understands
 
 
@@ -128,7 +131,7 @@ def test_cli(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "worldmemory.report.tables", "--probe", *map(str, probes),
          "--out-wide", str(out / "table3.csv"), "--out-long", str(out / "table3_long.csv"),
-         "--paper", str(paper), "--out-paper", str(out / "vs_paper.csv"), "--paper-models", MODELS[0]],
+         "--paper", str(paper), "--out-paper", str(out / "vs_paper.csv"), "--paper-models", f"{MODELS[0]}={PAPER_ID}"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, capture_output=True, text=True, check=True,
     )
     wide = pd.read_csv(out / "table3.csv")

@@ -102,9 +102,9 @@ def train(model_config: dict, settings: dict, out: Path, log=print) -> dict:
         with torch.no_grad():
             for pt, pc in zip(target_encoder.parameters(), model.encoder.parameters()):
                 pt.mul_(m).add_(pc.detach(), alpha=1 - m)
-        history.append((step, float(loss)))
+        history.append((step, loss.item()))
         if step % 25 == 0 or step == steps - 1:
-            log(f"[train] step {step + 1}/{steps} loss {float(loss):.4f} "
+            log(f"[train] step {step + 1}/{steps} loss {loss.item():.4f} "
                 f"target std {float(h.std(dim=1).mean()):.3f} {time.time() - t0:.0f}s")
 
     out.mkdir(parents=True, exist_ok=True)

@@ -50,22 +50,12 @@ def table3(curve: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return wide.round(DECIMALS), curve.round(DECIMALS)
 
 
-def _repo_name(model: str) -> str:
-    """Repository name of a Hugging Face id: facebook/vjepa2-vith-fpc64-256 -> vjepa2-vith-fpc64-256.
-
-    The paper file names checkpoints by Hugging Face id, while a run is named by its config key
-    (config/paper.yaml uses the id's repository name), so the two are matched on this name.
-    """
-    return model.rsplit("/", 1)[-1]
-
-
 def our_statistic(long: pd.DataFrame, model: str, condition: str, statistic: str) -> float:
-    """Our value of one paper statistic (see STATISTIC) for the run matching the paper's model;
-    NaN where our run lacks the rows."""
+    """Our value of one paper statistic (see STATISTIC) for run ``model``; NaN where it lacks the rows."""
     match = STATISTIC.match(statistic)
     if match is None:
         raise ValueError(f"unknown statistic {statistic!r}")
-    rows = long[(long["model"].map(_repo_name) == _repo_name(model)) & (long["condition"] == condition)]
+    rows = long[(long["model"] == model) & (long["condition"] == condition)]
     values = rows[CURVE_COLUMN[match["quantity"]]]
     if match["at"]:
         values = values[rows["t_s"].map(_t_label) == match["at"]]
@@ -74,15 +64,18 @@ def our_statistic(long: pd.DataFrame, model: str, condition: str, statistic: str
     return float(values.agg(match["agg"])) if len(values) else math.nan
 
 
-def paper_side_by_side(ours_long: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
-    """Each number the paper states next to ours; note carries the paper's source.
+def paper_side_by_side(ours_long: pd.DataFrame, paper: pd.DataFrame, runs: dict[str, str]) -> pd.DataFrame:
+    """Each number the paper states for a checkpoint we ran, next to ours; note carries the source.
 
-    A paper model (Hugging Face id) matches our run of the same id or of its repository name.
+    ``runs`` maps a paper checkpoint (Hugging Face id, as in the paper file) to the name of our run
+    of it (a config key), so renaming a run never silently empties the comparison.
     """
-    ours = [our_statistic(ours_long, r.model, r.condition, r.statistic) for r in paper.itertuples()]
+    paper = paper[paper["model"].isin(runs)]
+    ours = [our_statistic(ours_long, runs[r.model], r.condition, r.statistic) for r in paper.itertuples()]
     notes = [src if not math.isnan(v) else f"not in our run; {src}" for v, src in zip(ours, paper["source"])]
     table = pd.DataFrame({
         "model": paper["model"].to_numpy(),
+        "run": paper["model"].map(runs).to_numpy(),
         "condition": paper["condition"].to_numpy(),
         "statistic": paper["statistic"].to_numpy(),
         "paper": paper["value"].to_numpy(dtype=float),
@@ -105,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-long", required=True)
     parser.add_argument("--paper", help="resources/paper_values/permanence_table3.csv")
     parser.add_argument("--out-paper", help="side-by-side CSV; needs --paper")
-    parser.add_argument("--paper-models", nargs="*", default=[],
-                        help="runs that used the paper's checkpoints (Hugging Face id or its repository name)")
+    parser.add_argument("--paper-models", nargs="*", default=[], metavar="RUN=HF_ID",
+                        help="runs that used the paper's checkpoints, e.g. vith=facebook/vjepa2-vith-fpc64-256")
     args = parser.parse_args(argv)
     if bool(args.paper) != bool(args.out_paper):
         parser.error("--paper and --out-paper go together")
@@ -120,8 +113,8 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.paper:
         paper = pd.read_csv(args.paper)
-        compared = paper["model"].map(_repo_name).isin({_repo_name(m) for m in args.paper_models})
-        side = paper_side_by_side(long, paper[compared])
+        runs = {hf_id: run for run, hf_id in (m.split("=", 1) for m in args.paper_models)}
+        side = paper_side_by_side(long, paper, runs)
         write_csv(side, args.out_paper)
         print()
         print(side.to_string(index=False))

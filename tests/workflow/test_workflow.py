@@ -1,0 +1,110 @@
+"""Real Snakemake runs of the permanence study on tests/config/tiny.yaml."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from worldmemory.models.vjepa2 import build_model
+
+REPO = Path(__file__).resolve().parents[2]
+TINY = REPO / "tests" / "config" / "tiny.yaml"
+TABLES = ["table3.csv", "table3_long.csv"]
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir, config, *args, check=True):
+    """Run Snakemake on the workflow in ``workdir`` with ``config``; ``args`` are targets and flags."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+           "--cores", "2", *args, "--configfile", str(config)]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if check and result.returncode:
+        raise AssertionError(f"snakemake failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    dirs = [tmp_path_factory.mktemp(f"run{i}") for i in range(2)]
+    for d in dirs:
+        snakemake(d, TINY, "results/permanence/table3.csv", "results/permanence/figure2.png")
+    return dirs
+
+
+def test_targets_are_built_with_provenance(two_runs):
+    out = two_runs[0] / "results" / "permanence"
+    for name in ["table3.csv", "table3_long.csv", "table3.json", "figure2.png", "figure2.pdf", "figure2.json"]:
+        assert (out / name).stat().st_size > 0, name
+    wide = pd.read_csv(out / "table3.csv")
+    assert set(wide["model"]) == {"tiny-test-scratch", "tiny-test-random"}
+    assert len(wide) == 2 * 8 and "p_3.47" in wide.columns
+    prov = yaml.safe_load((out / "table3.json").read_text())
+    assert {m["model"] for m in prov["models"]} == {"tiny-test-scratch", "tiny-test-random"}
+    assert prov["outputs"]["table3.csv"] and prov["packages"]["transformers"] and prov["device"] == "cpu"
+    assert (out / "figure2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_runs_give_byte_identical_tables(two_runs):
+    for name in TABLES + [f"probe/{m}.csv" for m in ("tiny-test-scratch", "tiny-test-random")]:
+        a, b = (d / "results" / "permanence" / name for d in two_runs)
+        assert a.read_bytes() == b.read_bytes(), name
+
+
+def test_a_finished_run_has_nothing_left_to_do(two_runs):
+    result = snakemake(two_runs[0], TINY, "-n", "results/permanence/table3.csv")
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"permanence": {"scenes": {"seeds": "five"}}}, ["seeds", "'five' is not of type 'integer'"]),
+    ({"permanence": {"bogus": 1}}, ["'bogus' was unexpected"]),
+    ({"device": "gpu"}, ["device", "does not match"]),
+])
+def test_bad_config_stops_with_the_key_and_the_expected_type(tmp_path, bad, words):
+    config = yaml.safe_load(TINY.read_text())
+    for key, value in bad.items():
+        config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, path, "-n", check=False)
+    assert result.returncode != 0
+    for word in words:
+        assert word in result.stdout + result.stderr
+
+
+def test_gpu_is_requested_only_on_a_gpu_device(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    for device, gpu in [("cpu", "gpu=0"), ("cuda", "gpu=1")]:
+        path = tmp_path / f"{device}.yaml"
+        path.write_text(yaml.safe_dump({**config, "device": device}))
+        out = snakemake(tmp_path, path, "-n", "results/permanence/probe/tiny-test-random.csv").stdout
+        probe_job = out[out.index("rule permanence_probe"):]
+        assert gpu in probe_job.split("Shell command")[0]
+
+
+def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path):
+    """config/paper.yaml's models, with their weights already prefetched (the network boundary):
+    tiny random VJEPA2Models stand in for the released ones, and the paper's numbers print beside ours."""
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    tiny = yaml.safe_load(TINY.read_text())
+    models = paper["permanence"]["models"]
+    assert {m["id"] for m in models.values()} == {f"facebook/vjepa2-vit{s}-fpc64-256" for s in "lhg"}
+    micro = tiny["permanence"]["models"]["tiny-test-random"]["config"]
+    for i, name in enumerate(models):
+        build_model(micro, seed=i).save_pretrained(tmp_path / "resources" / "models" / name)
+    config = {**paper, "device": "cpu", "threads": 2,
+              "permanence": {**paper["permanence"], "scenes": tiny["permanence"]["scenes"], "batch_size": 4}}
+    path = tmp_path / "paper_tiny.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, path, "results/permanence/table3.csv")
+    assert "prefetch_model" not in result.stdout + result.stderr  # weights were already there
+    side = pd.read_csv(tmp_path / "results" / "permanence" / "table3_vs_paper.csv")
+    assert set(side["run"]) == set(models)
+    assert side["paper"].notna().all() and side["ours"].notna().any()
+    assert "p_present@0.00" in result.stdout + result.stderr
