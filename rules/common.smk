@@ -12,7 +12,7 @@ validate(config, os.path.join(workflow.basedir, "config", "schemas", "config.sch
 REPO = workflow.basedir
 # The package lives under scripts/ (pyproject.toml); every job imports it from this checkout.
 # (Snakemake formats the prefix like a shell command, hence the doubled braces.)
-shell.prefix("set -euo pipefail; export PYTHONPATH=" + os.path.join(REPO, "scripts") + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
+shell.prefix("set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH=" + os.path.join(REPO, "scripts") + "${{PYTHONPATH:+:$PYTHONPATH}}; ")
 
 DEVICE = config["device"]
 THREADS = config["threads"]

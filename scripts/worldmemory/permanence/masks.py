@@ -19,10 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SCENE_SIZE = 256
-BALL_ROW = 190
-X_START = 28.0
-X_END = 228.0
+from worldmemory.permanence.render import BALL_ROW, SIZE as SCENE_SIZE, X_START
+
+X_END = 228.0  # the path's end (Appendix B: "from x = 28 to x = 228")
 READOUT_MARGIN = 8
 
 

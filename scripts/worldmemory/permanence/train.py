@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, encode_visible, predict_hidden
-from worldmemory.permanence.render import render_training_clip
+from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip, stable_rng
 
 MASKS = {"short_tube": (8, 0.15), "long_tube": (2, 0.70)}
 
@@ -64,7 +64,7 @@ def render_pool(rng: np.random.Generator, n_clips: int, n_frames: int, crop_size
 
 def train(model_config: dict, settings: dict, out: Path, log=print) -> dict:
     seed = settings["seed"]
-    rng = np.random.default_rng(seed)
+    rng = stable_rng(f"seed{seed}", TRAIN_NAMESPACE)  # disjoint from the evaluation scenes' generators
     model = build_model(model_config, seed=seed)
     backend = VJEPA2Backend(model)  # preprocessing only; the model is trained below
     model.train()
