@@ -1,25 +1,5 @@
 # Tracking Is Not Permanence: render -> (train | prefetch) -> probe -> Table 3, Figure 2.
 
-PERM = config["permanence"]
-PERM_MODELS = PERM["models"]
-PAPER_CHECKPOINTS = {"facebook/vjepa2-vitl-fpc64-256", "facebook/vjepa2-vith-fpc64-256", "facebook/vjepa2-vitg-fpc64-256"}
-PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
-
-
-def model_weights(wildcards):
-    """The directory a model loads from: trained here, prefetched, or none (local path / random)."""
-    source = PERM_MODELS[wildcards.model]["source"]
-    if source == "train":
-        return f"results/models/{wildcards.model}"
-    if source == "hf":
-        return f"resources/models/{wildcards.model}"
-    return []
-
-
-def models_with(source):
-    return "|".join(m for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"
-
-
 rule permanence_scenes:
     output:
         directory("results/permanence/scenes"),
@@ -48,18 +28,19 @@ rule permanence_train:
     params:
         config=lambda wc: json.dumps(PERM_MODELS[wc.model]["config"], sort_keys=True),
         settings=lambda wc: json.dumps(PERM_MODELS[wc.model]["train"], sort_keys=True),
+        device=DEVICE,
     log:
         "results/logs/permanence/train_{model}.log",
     threads: THREADS
     resources:
         mem_mb=6000,
         runtime=60,
-        gpu=0,
+        gpu=GPU,
     conda:
         "../envs/torch.yaml"
     shell:
         "python -m worldmemory.permanence.train --model-config {params.config:q} --settings {params.settings:q}"
-        " --threads {threads} --out {output} 2>&1 | tee {log}"
+        " --threads {threads} --device {params.device} --out {output} 2>&1 | tee {log}"
 
 
 rule prefetch_model:
@@ -93,6 +74,7 @@ rule permanence_probe:
         weights=lambda wc, input: f"--weights {input.weights}" if input.weights else "",
         batch=PERM["batch_size"],
         margin=PERM["readout_margin_px"],
+        device=DEVICE,
     log:
         "results/logs/permanence/probe_{model}.log",
     threads: THREADS
@@ -104,7 +86,7 @@ rule permanence_probe:
         "../envs/torch.yaml"
     shell:
         "python -m worldmemory.permanence.probe --scenes {input.scenes} --model-name {wildcards.model}"
-        " --spec {params.spec:q} {params.weights} --device {DEVICE} --threads {threads}"
+        " --spec {params.spec:q} {params.weights} --device {params.device} --threads {threads}"
         " --batch-size {params.batch} --margin {params.margin} --out {output.csv} --out-info {output.info}"
         " 2>&1 | tee {log}"
 
@@ -120,9 +102,9 @@ rule permanence_table3:
         provenance="results/permanence/table3.json",
         **({"paper": "results/permanence/table3_vs_paper.csv"} if PAPER_MODELS else {}),
     params:
-        paper=(
-            f"--paper {repo_path('resources', 'paper_values', 'permanence_table3.csv')}"
-            f" --out-paper results/permanence/table3_vs_paper.csv --paper-models "
+        # The paper's numbers print beside ours only for runs of the paper's checkpoints.
+        paper=lambda wc, input, output: (
+            f"--paper {input.paper} --out-paper {output.paper} --paper-models "
             + " ".join(f"{m}={PERM_MODELS[m]['id']}" for m in PAPER_MODELS)
             if PAPER_MODELS
             else ""
@@ -143,7 +125,7 @@ rule permanence_table3:
         "(python -m worldmemory.report.tables --probe {input.probes} --out-wide {output.wide}"
         " --out-long {output.long} {params.paper}"
         " && python -m worldmemory.common.provenance --config {params.config:q} --seeds {params.seeds:q}"
-        " --repo {REPO} --model-info {input.infos} --outputs {output.wide} {output.long} --out {output.provenance})"
+        " --model-info {input.infos} --outputs {output.wide} {output.long} --out {output.provenance})"
         " 2>&1 | tee {log}"
 
 
@@ -167,6 +149,6 @@ rule permanence_figure2:
         "../envs/core.yaml"
     shell:
         "(python -m worldmemory.report.figures --long {input.long} --png {output.png} --pdf {output.pdf}"
-        " && python -m worldmemory.common.provenance --config {params.config:q} --repo {REPO}"
+        " && python -m worldmemory.common.provenance --config {params.config:q}"
         " --model-info {input.infos} --outputs {output.png} {output.pdf} --out {output.provenance})"
         " 2>&1 | tee {log}"

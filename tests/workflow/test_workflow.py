@@ -108,3 +108,8 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path):
     assert set(side["run"]) == set(models)
     assert side["paper"].notna().all() and side["ours"].notna().any()
     assert "p_present@0.00" in result.stdout + result.stderr
+
+
+def test_lint_is_clean(tmp_path):
+    result = snakemake(tmp_path, TINY, "--lint")
+    assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr

@@ -16,6 +16,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+CHECKOUT = Path(__file__).resolve().parents[3]  # the workflow checkout this package runs from
 PACKAGES = ("numpy", "scipy", "pandas", "torch", "transformers", "snakemake", "decord", "matplotlib", "seaborn")
 
 
@@ -69,7 +70,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", required=True, help="the resolved workflow config (JSON)")
     ap.add_argument("--seeds", default="{}", help="seeds of this study (JSON)")
-    ap.add_argument("--repo", default=".", help="the workflow checkout (for the git commit)")
+    ap.add_argument("--repo", default=str(CHECKOUT), help="the workflow checkout (for the git commit)")
     ap.add_argument("--model-info", nargs="*", default=[], help="JSON files describing each model")
     ap.add_argument("--outputs", nargs="+", required=True, help="files this sidecar describes")
     ap.add_argument("--out", required=True)

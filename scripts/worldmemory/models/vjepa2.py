@@ -32,6 +32,11 @@ ARCHITECTURE_KEYS = (
 )
 
 
+def deterministic(device: str) -> None:
+    """Same inputs, same numbers: strict on the CPU; on a GPU, warn where cuBLAS/cuDNN cannot promise it."""
+    torch.use_deterministic_algorithms(True, warn_only=device != "cpu")
+
+
 def build_model(config: dict, seed: int = 0) -> VJEPA2Model:
     """A randomly initialised VJEPA2Model of the given config (tests and pretraining)."""
     torch.manual_seed(seed)

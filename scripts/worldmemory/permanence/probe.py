@@ -33,7 +33,9 @@ import pandas as pd
 import torch
 
 from worldmemory.common.video import read_video
-from worldmemory.models.vjepa2 import VJEPA2Backend, backend_from_spec, copy_last_view, describe, weights_digest
+from worldmemory.models.vjepa2 import (
+    VJEPA2Backend, backend_from_spec, copy_last_view, describe, deterministic, weights_digest,
+)
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
@@ -212,7 +214,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
+    deterministic(args.device)
     spec = json.loads(args.spec)
     manifest = json.loads((args.scenes / "manifest.json").read_text())
     backend = backend_from_spec(spec, args.weights, args.device)

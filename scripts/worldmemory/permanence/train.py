@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, encode_visible, predict_hidden
+from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
 from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip, stable_rng
 
 MASKS = {"short_tube": (8, 0.15), "long_tube": (2, 0.70)}
@@ -62,11 +62,11 @@ def render_pool(rng: np.random.Generator, n_clips: int, n_frames: int, crop_size
     return pool
 
 
-def train(model_config: dict, settings: dict, out: Path, log=print) -> dict:
+def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", log=print) -> dict:
     seed = settings["seed"]
     rng = stable_rng(f"seed{seed}", TRAIN_NAMESPACE)  # disjoint from the evaluation scenes' generators
     model = build_model(model_config, seed=seed)
-    backend = VJEPA2Backend(model)  # preprocessing only; the model is trained below
+    backend = VJEPA2Backend(model, device)  # moves the model; used here for preprocessing
     model.train()
     target_encoder = copy.deepcopy(model.encoder).eval().requires_grad_(False)
     cfg = model.config
@@ -108,7 +108,7 @@ def train(model_config: dict, settings: dict, out: Path, log=print) -> dict:
                 f"target std {float(h.std(dim=1).mean()):.3f} {time.time() - t0:.0f}s")
 
     out.mkdir(parents=True, exist_ok=True)
-    model.eval().save_pretrained(out)
+    model.eval().cpu().save_pretrained(out)
     with open(out / "train_log.csv", "w") as f:
         f.write("step,loss\n" + "".join(f"{s},{l:.6f}\n" for s, l in history))
     summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
@@ -122,11 +122,12 @@ def main(argv=None):
     ap.add_argument("--model-config", required=True, help="VJEPA2Config keyword arguments (JSON)")
     ap.add_argument("--settings", required=True, help="training settings (JSON)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    torch.use_deterministic_algorithms(True)
-    summary = train(json.loads(args.model_config), json.loads(args.settings), args.out)
+    deterministic(args.device)
+    summary = train(json.loads(args.model_config), json.loads(args.settings), args.out, args.device)
     print(f"[train] done: final loss {summary['final_loss']}, {summary['seconds']}s -> {args.out}")
 
 
