@@ -61,7 +61,7 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 
 class VJEPA2Backend:
-    """Encode visible tokens, predict hidden ones, encode full clips; tokens are time-major."""
+    """V-JEPA 2 as a :class:`~worldmemory.models.masked_predictor.MaskedLatentPredictor`."""
 
     def __init__(self, model: VJEPA2Model, device: str = "cpu"):
         self.model = model.eval().to(device)

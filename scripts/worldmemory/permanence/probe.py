@@ -33,9 +33,8 @@ import pandas as pd
 import torch
 
 from worldmemory.common.video import read_video
-from worldmemory.models.vjepa2 import (
-    VJEPA2Backend, backend_from_spec, copy_last_view, describe, deterministic, weights_digest,
-)
+from worldmemory.models.masked_predictor import MaskedLatentPredictor
+from worldmemory.models.vjepa2 import backend_from_spec, copy_last_view, describe, deterministic, weights_digest
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
@@ -79,7 +78,7 @@ def _digest(*parts) -> str:
 class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
-    def __init__(self, backend: VJEPA2Backend, model_name: str, manifest: dict, scenes_dir: Path, margin: int = 8):
+    def __init__(self, backend: MaskedLatentPredictor, model_name: str, manifest: dict, scenes_dir: Path, margin: int = 8):
         self.backend = backend
         self.model_key = weights_digest(backend.model)
         self.name = model_name

@@ -5,7 +5,9 @@ its own model with the same transformers class and the V-JEPA recipe in miniatur
 2024; *Tracking Is Not Permanence*, Section 3.5 (iv) and Appendix C):
 
 * the context encoder sees only the visible tokens of multi-block tube masks (spatial blocks
-  hidden in every frame: "short" = 8 blocks of 15% of the frame, "long" = 2 blocks of 70%);
+  hidden in every frame: "short" = 8 blocks of 15% of the frame, "long" = 2 blocks of 70%); the
+  temporally-partial kinds of Section 3.5 (i) ("temporal_block", "causal") can be mixed in by
+  config to train the curriculum the paper contrasts with the released masks;
 * the predictor regresses the hidden tokens onto the layer-normed output of an EMA target encoder
   of the full clip, with an L1 loss;
 * training clips come from :func:`render_training_clip` (random balls, boxes, distractors and
@@ -31,24 +33,37 @@ import torch.nn.functional as F
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
 from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip, stable_rng
 
-MASKS = {"short_tube": (8, 0.15), "long_tube": (2, 0.70)}
+# kind: (spatial blocks, area of each block, hidden from a random slot on rather than in every slot)
+MASKS = {
+    "short_tube": (8, 0.15, False),  # V-JEPA short-range multi-block tube
+    "long_tube": (2, 0.70, False),  # V-JEPA long-range multi-block tube
+    "temporal_block": (2, 0.15, True),  # Section 3.5 (i): a block hidden from a random slot to the end
+    "causal": (0, 1.0, True),  # Section 3.5 (i): every token after a random slot
+}
 
 
-def tube_mask(rng: np.random.Generator, side: int, slots: int, n_blocks: int, scale: float,
-              aspect=(0.75, 1.5)) -> np.ndarray:
-    """Hidden token indices of a V-JEPA multi-block mask: the union of spatial blocks, in every slot."""
+def spatial_blocks(rng: np.random.Generator, side: int, n_blocks: int, scale: float, aspect=(0.75, 1.5)) -> np.ndarray:
+    """Union of ``n_blocks`` rectangles of ``scale`` of the frame each (V-JEPA multi-block), as a grid."""
+    hidden = np.zeros((side, side), bool)
+    for _ in range(n_blocks):
+        ratio = math.exp(rng.uniform(math.log(aspect[0]), math.log(aspect[1])))
+        h = int(np.clip(round(math.sqrt(scale * side * side * ratio)), 1, side))
+        w = int(np.clip(round(math.sqrt(scale * side * side / ratio)), 1, side))
+        top, left = rng.integers(0, side - h + 1), rng.integers(0, side - w + 1)
+        hidden[top : top + h, left : left + w] = True
+    return hidden
+
+
+def sample_mask(rng: np.random.Generator, kind: str, side: int, slots: int) -> np.ndarray:
+    """Hidden token indices (time-major) of one mask of the given kind; some tokens always stay visible."""
+    n_blocks, scale, partial = MASKS[kind]
     while True:
-        hidden = np.zeros((side, side), bool)
-        for _ in range(n_blocks):
-            ratio = math.exp(rng.uniform(math.log(aspect[0]), math.log(aspect[1])))
-            h = int(np.clip(round(math.sqrt(scale * side * side * ratio)), 1, side))
-            w = int(np.clip(round(math.sqrt(scale * side * side / ratio)), 1, side))
-            top, left = rng.integers(0, side - h + 1), rng.integers(0, side - w + 1)
-            hidden[top : top + h, left : left + w] = True
-        if not hidden.all():  # keep at least one visible patch
+        cells = spatial_blocks(rng, side, n_blocks, scale) if n_blocks else np.ones((side, side), bool)
+        first = int(rng.integers(1, slots)) if partial else 0
+        if partial or not cells.all():
             break
-    cells = np.flatnonzero(hidden.ravel())
-    return (np.arange(slots)[:, None] * side * side + cells[None, :]).ravel()
+    flat = np.flatnonzero(cells.ravel())
+    return (np.arange(first, slots)[:, None] * side * side + flat[None, :]).ravel()
 
 
 def render_pool(rng: np.random.Generator, n_clips: int, n_frames: int, crop_size: int) -> np.ndarray:
@@ -87,7 +102,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
         if rng.random() < 0.5:  # horizontal flip: the ball's row and motion must not be memorised
             clips = clips[:, :, :, ::-1]
         x = backend.preprocess(np.ascontiguousarray(clips))
-        hidden = tube_mask(rng, side, slots, *MASKS[kinds[step % len(kinds)]])
+        hidden = sample_mask(rng, kinds[step % len(kinds)], side, slots)
         visible = np.setdiff1d(np.arange(slots * side * side), hidden)
         with torch.no_grad():
             h = encode_visible(target_encoder, x)
