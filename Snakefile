@@ -3,7 +3,9 @@
 
 import os
 
-if not config:  # `--configfile` replaces the embedded default instead of merging into it
+# A --configfile replaces the embedded default instead of merging into it; --config KEY=VALUE
+# alone overrides keys of the embedded default.
+if not workflow.overwrite_configfiles:
     configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 

@@ -113,3 +113,12 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path):
 def test_lint_is_clean(tmp_path):
     result = snakemake(tmp_path, TINY, "--lint")
     assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
+
+
+def test_config_overrides_apply_to_the_embedded_default(tmp_path):
+    """--config alone keeps config/config.yaml (its model) and overrides one key."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "-n", "--cores", "2", "--config", "threads=1"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    assert "results/models/vjepa2-tiny-scratch" in out and "--threads 1 " in out
