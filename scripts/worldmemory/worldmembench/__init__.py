@@ -1,0 +1,1 @@
+"""WorldMemBench: memory of video world models under departure-and-revisit camera trajectories."""

@@ -1,0 +1,1 @@
+"""WorldMemBench metrics, one module per dimension (Section 4)."""

@@ -1,0 +1,280 @@
+"""Camera trajectories of WorldMemBench (Section 3.3, Figure 3; Appendices C, D).
+
+Every trajectory leaves the conditioning view and comes back to it: an initial observation hold
+V, then departures D_k each followed by its revisit R_k, then a final hold H (the "initial hold,
+departures, revisits, and final stationary hold" of Appendix D.1).
+
+Conventions
+-----------
+* Poses are 4x4 camera-to-world matrices in the OpenCV convention (x right, y down, z forward),
+  the form HY-WorldPlay, Matrix-Game 3.5, LingBot World and Evoke consume (Appendix C). The world
+  frame is the camera frame of frame 0, the conditioning frame, so frame 0 is the identity.
+* "Left" yaw turns the view to the camera's left: after a left yaw by a, the forward axis (third
+  column of R) is (-sin a, 0, cos a); a 90 degree left turn looks along world -x.
+* "Up" pitch tilts the view up: after pitching up by a, forward is (0, -sin a, cos a) (y is down).
+* Translation directions are camera-frame: Forward +z, Backward -z, Right +x, Left -x.
+
+Frame budget (the paper gives no phase lengths, only totals of 481-551 frames, Appendix C)
+------------------------------------------------------------------------------------------
+``n_frames`` (default 493, LingBot World's "493-frame target trajectory" and YUME's LRLR/LRUD
+length) is split deterministically: ``hold_frames`` for V (default 64, 4 s at 16 fps, so dynamic
+events can visibly start during the initial hold, Section 4.5), then equal-length moves
+(``move_frames`` each; by default the frames left after both holds, divided evenly), then H, which
+gets ``final_hold_frames`` (default 21, the static return poses Evoke appends to cover the final
+return view, Appendix C) plus the division remainder. Departure and revisit of the same k thus
+have equal length.
+
+Each move eases with a half cosine, so the camera is at rest at every turn point, square corner
+and return: motion reverses or changes direction without a velocity jump.
+Each frame's caption is the motion bringing the camera from the previous frame to it (Hold when
+static); caption-driven models such as YUME take these instead of poses (Appendix C).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from worldmemory.common.geometry import pose, rot_x, rot_y
+
+CAPTIONS = ("Left", "Right", "Up", "Down", "Forward", "Backward", "Hold")
+ROTATION_PATTERNS = ("LR", "LRLR", "LRLRLR", "LRUD", "LR-Hold")
+TRAJECTORIES = ("translation",) + ROTATION_PATTERNS
+
+DEFAULT_N_FRAMES = 493
+DEFAULT_HOLD_FRAMES = 64
+DEFAULT_FINAL_HOLD_FRAMES = 21
+DEFAULT_FPS = 16.0
+DEFAULT_WIDTH, DEFAULT_HEIGHT, DEFAULT_FOV_DEG = 832, 480, 60.0
+MIN_MOVE_FRAMES = 2  # at least one in-between frame, so a move is motion rather than a cut
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One camera phase, covering frames [start, end).
+
+    name is 'V' (initial hold), 'D1', 'R1', 'D2', 'R2', ... (departure / revisit k), or 'H'
+    (final hold); the notation of Section 3.3.
+    """
+
+    name: str
+    start: int
+    end: int
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, eq=False)  # eq=False: the generated __eq__/__hash__ cannot handle arrays
+class Trajectory:
+    """A prescribed camera path with its phases and per-frame captions.
+
+    poses: (T, 4, 4) OpenCV camera-to-world; intrinsics: (3, 3) pinhole K in pixels.
+    """
+
+    name: str
+    poses: np.ndarray
+    intrinsics: np.ndarray
+    phases: list[Phase]
+    captions: list[str]
+    fps: float = DEFAULT_FPS
+
+    def __post_init__(self):
+        n = len(self.poses)
+        if self.poses.shape != (n, 4, 4) or self.intrinsics.shape != (3, 3):
+            raise ValueError("poses must be (T, 4, 4) and intrinsics (3, 3)")
+        if len(self.captions) != n or not set(self.captions) <= set(CAPTIONS):
+            raise ValueError(f"need one caption per frame, each one of {CAPTIONS}")
+        k = (len(self.phases) - 2) // 2
+        expected = ["V"] + [f"{p}{i}" for i in range(1, k + 1) for p in "DR"] + ["H"]
+        if [p.name for p in self.phases] != expected:
+            raise ValueError(f"phases must be named {expected}")
+        bounds = [0] + [p.end for p in self.phases]
+        if [p.start for p in self.phases] != bounds[:-1] or bounds[-1] != n:
+            raise ValueError("phases must tile [0, n_frames) in order without gaps")
+        if any(len(p) < 1 for p in self.phases):
+            raise ValueError("phases must be non-empty")
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.poses)
+
+    def revisits(self) -> list[tuple[Phase, Phase]]:
+        """(D_k, R_k) for k = 1..K, the K of Eq. (1) (Section 4.1)."""
+        moves = self.phases[1:-1]
+        return list(zip(moves[0::2], moves[1::2]))
+
+    def return_windows(self) -> list[Phase]:
+        """R_1..R_K: the windows scored against the fixed V reference (Eq. 4, Section 4.4)."""
+        return [r for _, r in self.revisits()]
+
+    def phase_of(self, frame: int) -> Phase:
+        for phase in self.phases:
+            if phase.start <= frame < phase.end:
+                return phase
+        raise IndexError(f"frame {frame} outside [0, {self.n_frames})")
+
+    def to_json(self) -> dict:
+        """Plain, JSON-serialisable dict to store beside a case (values rounded to 1e-9)."""
+        return {
+            "name": self.name,
+            "n_frames": self.n_frames,
+            "fps": float(self.fps),
+            "intrinsics": _rounded(self.intrinsics),
+            "poses": _rounded(self.poses),
+            "phases": [{"name": p.name, "start": p.start, "end": p.end} for p in self.phases],
+            "captions": list(self.captions),
+        }
+
+
+def intrinsics(width: int, height: int, fov_deg: float) -> np.ndarray:
+    """Pinhole K with horizontal field of view fov_deg, square pixels, principal point at the
+    image centre (width/2, height/2) in continuous pixel coordinates."""
+    if not 0 < fov_deg < 180:
+        raise ValueError("fov_deg must be in (0, 180)")
+    f = 0.5 * width / np.tan(np.radians(fov_deg) / 2)
+    return np.array([[f, 0.0, width / 2], [0.0, f, height / 2], [0.0, 0.0, 1.0]])
+
+
+def translation(
+    n_frames: int = DEFAULT_N_FRAMES,
+    side: float = 0.25,
+    *,
+    hold_frames: int = DEFAULT_HOLD_FRAMES,
+    final_hold_frames: int = DEFAULT_FINAL_HOLD_FRAMES,
+    move_frames: int | None = None,
+    fps: float = DEFAULT_FPS,
+    width: int = DEFAULT_WIDTH,
+    height: int = DEFAULT_HEIGHT,
+    fov_deg: float = DEFAULT_FOV_DEG,
+) -> Trajectory:
+    """Forward-Right-Backward-Left square loop with fixed orientation (Section 3.3, Figure 3).
+
+    One revisit: D1 = Forward + Right (out to the far corner), R1 = Backward + Left (back to the
+    start, which R1 ends on, "returns to the initial position at R_1"). Each side is one move of
+    move_frames. The default side 0.25 makes the loop's path length 1, the normalised target path
+    scale of the translation RPE (Section 4.3); rescale for models that need metric units.
+    """
+    if side <= 0:
+        raise ValueError("side must be positive")
+    corners = [(0, 0, side), (side, 0, side), (side, 0, 0), (0, 0, 0)]  # (x, y, z) after each side
+    moves = [(caption, np.array([0.0, 0.0, *corner]))
+             for caption, corner in zip(("Forward", "Right", "Backward", "Left"), corners)]
+    return _assemble("translation", [("D1", moves[:2]), ("R1", moves[2:])], n_frames,
+                     hold_frames, final_hold_frames, move_frames, fps, width, height, fov_deg)
+
+
+def rotation(
+    pattern: str = "LR",
+    amplitude_deg: float = 90.0,
+    n_frames: int = DEFAULT_N_FRAMES,
+    *,
+    pitch_amplitude_deg: float | None = None,
+    hold_frames: int = DEFAULT_HOLD_FRAMES,
+    final_hold_frames: int = DEFAULT_FINAL_HOLD_FRAMES,
+    move_frames: int | None = None,
+    fps: float = DEFAULT_FPS,
+    width: int = DEFAULT_WIDTH,
+    height: int = DEFAULT_HEIGHT,
+    fov_deg: float = DEFAULT_FOV_DEG,
+) -> Trajectory:
+    """Fixed-position yaw/pitch away-and-back cycles (Section 3.3).
+
+    Each cycle is one revisit: D_k turns away by the amplitude (Left, or Up for LRUD's second
+    cycle), R_k turns back to the start view (Right / Down). LR, LRLR and LRLRLR repeat the yaw
+    cycle 1, 2 and 3 times (Section 5.3); LRUD is a yaw cycle then a pitch cycle (Section 5.4).
+    LR-Hold, the dynamic-memory trajectory (Appendix D.1; Figure 10 of Appendix H), is one yaw
+    cycle at the speed of LRLR (move_frames defaults to LRLR's) followed by a long stationary hold
+    at the start view, so the event's state after the return stays on screen to be judged.
+
+    amplitude_deg defaults to 90: at least the horizontal field of view for FoVs up to 90
+    degrees, so the conditioning view fully leaves the frame, and well beyond the 30 degree
+    departure criterion of Appendix G.1. pitch_amplitude_deg defaults to the same value, so LRLR
+    and LRUD differ only in the axis of the second cycle, which is what Delta_axis measures.
+    """
+    if pattern not in ROTATION_PATTERNS:
+        raise ValueError(
+            f"unknown rotation pattern {pattern!r}; valid: {', '.join(ROTATION_PATTERNS)}")
+    axes = {"LR": "L", "LRLR": "LL", "LRLRLR": "LLL", "LRUD": "LU", "LR-Hold": "L"}[pattern]
+    pitch_deg = amplitude_deg if pitch_amplitude_deg is None else pitch_amplitude_deg
+    if not 0 < amplitude_deg <= 180:
+        raise ValueError("amplitude_deg must be in (0, 180]")
+    if "U" in axes and not 0 < pitch_deg <= 90:
+        raise ValueError("pitch amplitude must be in (0, 90]; beyond 90 the view flips over")
+    start = np.zeros(5)
+    away = {"L": ("Left", np.array([amplitude_deg, 0, 0, 0, 0.0])),
+            "U": ("Up", np.array([0, pitch_deg, 0, 0, 0.0]))}
+    back = {"L": ("Right", start), "U": ("Down", start)}
+    segments = []
+    for k, axis in enumerate(axes, start=1):
+        segments += [(f"D{k}", [away[axis]]), (f"R{k}", [back[axis]])]
+    if pattern == "LR-Hold" and move_frames is None:
+        move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves=4)
+    return _assemble(pattern, segments, n_frames, hold_frames, final_hold_frames, move_frames,
+                     fps, width, height, fov_deg)
+
+
+def build(name: str, **params) -> Trajectory:
+    """Trajectory by benchmark name: 'translation' or a rotation pattern (TRAJECTORIES)."""
+    if name == "translation":
+        return translation(**params)
+    if name in ROTATION_PATTERNS:
+        return rotation(name, **params)
+    raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
+
+
+# A move eases the camera state from where the previous move left it to `target` and captions
+# its frames with `caption`. State = (yaw left deg, pitch up deg, x, y, z).
+_Move = tuple[str, np.ndarray]
+
+
+def _even_move_frames(n_frames: int, hold_frames: int, final_hold_frames: int, n_moves: int) -> int:
+    return (n_frames - hold_frames - final_hold_frames) // n_moves
+
+
+def _assemble(name, segments: list[tuple[str, list[_Move]]], n_frames, hold_frames,
+              final_hold_frames, move_frames, fps, width, height, fov_deg) -> Trajectory:
+    """Lay out V, the segments' moves and H over n_frames and render poses and captions."""
+    if hold_frames < 1 or final_hold_frames < 1:
+        raise ValueError("hold_frames and final_hold_frames must be >= 1 (V holds frame 0)")
+    n_moves = sum(len(moves) for _, moves in segments)
+    if move_frames is None:
+        move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves)
+    used = hold_frames + n_moves * move_frames + final_hold_frames
+    if move_frames < MIN_MOVE_FRAMES or used > n_frames:
+        raise ValueError(
+            f"n_frames={n_frames} too small for {name}: needs {hold_frames} (V) + {n_moves} "
+            f"moves x >= {MIN_MOVE_FRAMES} + {final_hold_frames} (H) frames; "
+            f"got {move_frames} per move")
+
+    states = [np.zeros((hold_frames, 5))]
+    captions = ["Hold"] * hold_frames
+    phases = [Phase("V", 0, hold_frames)]
+    current = np.zeros(5)
+    ease = (1 - np.cos(np.pi * np.arange(1, move_frames + 1) / move_frames)) / 2  # ends at 1
+    for phase_name, moves in segments:
+        start = len(captions)
+        for caption, target in moves:
+            states.append(current + (target - current) * ease[:, None])
+            captions += [caption] * move_frames
+            current = target
+        phases.append(Phase(phase_name, start, len(captions)))
+    final = n_frames - len(captions)
+    states.append(np.repeat(current[None], final, axis=0))
+    captions += ["Hold"] * final
+    phases.append(Phase("H", n_frames - final, n_frames))
+
+    poses = np.stack([_pose(*s) for s in np.concatenate(states)])
+    return Trajectory(name, poses, intrinsics(width, height, fov_deg), phases, captions, float(fps))
+
+
+def _pose(yaw_left_deg, pitch_up_deg, x, y, z) -> np.ndarray:
+    """Camera-to-world: yaw about the world vertical, then pitch about the camera's x axis."""
+    # A positive angle about y turns the view right; about x (y down) it tilts the view up.
+    rotation = rot_y(np.radians(-yaw_left_deg)) @ rot_x(np.radians(pitch_up_deg))
+    return pose(rotation, (x, y, z))
+
+
+def _rounded(a: np.ndarray) -> list:
+    return (np.round(np.asarray(a, dtype=float), 9) + 0.0).tolist()  # + 0.0 turns -0.0 into 0.0
