@@ -1,0 +1,209 @@
+"""Dynamic Memory of WorldMemBench (Section 4.5; Appendix D.1-D.3, Table 5).
+
+A case specifies an initial state, an action and an expected next state, plus a frozen checklist
+of eight binary questions with reference answers, two for each of the four aspects (ASPECTS). A
+judge sees the rollout sampled every 8 frames (first and last always included) with the planned
+camera-phase ranges, decides whether the event visibly starts during the initial hold V, and
+answers the eight questions. The start decision gates the score: if the event did not start,
+every question scores 0; otherwise a question scores 1 when the answer matches its reference.
+
+The paper's judge is a VLM (Qwen3.8-27B); only its interface (EventJudge) lives here, with an
+oracle that answers from ground-truth event state so the scoring can be tested end to end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from worldmemory.worldmembench.trajectories import Trajectory
+
+ASPECTS = ("return_progress", "persistence_reset", "final_state", "causal_physical")
+QUESTIONS_PER_ASPECT = 2
+JUDGE_STRIDE = 8  # Appendix D.1
+
+
+@dataclass(frozen=True)
+class Question:
+    """One frozen checklist item (Section 4.5): binary, with a fixed reference answer."""
+
+    id: str
+    aspect: str
+    text: str
+    reference: bool
+
+
+@dataclass(frozen=True)
+class DynamicCase:
+    """A dynamic-memory case: the event (initial state, action, expected next state) and its
+    eight-question checklist (Section 4.5). Construction checks the checklist's shape."""
+
+    case_id: str
+    initial_state: str
+    action: str
+    expected_next_state: str
+    questions: tuple[Question, ...]
+
+    def __post_init__(self):
+        check_questions(self.questions)
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """What a judge returns: the event-start decision and a yes/no answer per question id."""
+
+    started: bool
+    answers: dict[str, bool]
+
+
+class EventJudge(Protocol):
+    """The assessment model of Appendix D.1.
+
+    frames are the sampled frames in chronological order, frame_indices their indices in the
+    rollout (judge_frames), phases the planned camera phases (phase_ranges). The judge decides
+    whether the event visibly starts during the initial hold, then answers every question of the
+    case's checklist.
+    """
+
+    def judge(self, frames: Sequence[np.ndarray], frame_indices: Sequence[int],
+              phases: Sequence[dict], case: DynamicCase) -> JudgeAnswer: ...
+
+
+def check_questions(questions: Sequence[Question]) -> None:
+    """ValueError unless the checklist is eight questions with unique ids, two per aspect."""
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"question ids must be unique, got {ids}")
+    counts = Counter(q.aspect for q in questions)
+    expected = {aspect: QUESTIONS_PER_ASPECT for aspect in ASPECTS}
+    if counts != expected:
+        raise ValueError(f"need {QUESTIONS_PER_ASPECT} questions for each of {ASPECTS}, "
+                         f"got {dict(counts)}")
+
+
+def judge_frames(n_frames: int) -> list[int]:
+    """Frames shown to the judge (Appendix D.1): stride 8 from frame 0, plus the last frame."""
+    if n_frames < 1:
+        raise ValueError("a rollout needs at least one frame")
+    return sorted(set(range(0, n_frames, JUDGE_STRIDE)) | {n_frames - 1})
+
+
+def phase_ranges(trajectory: Trajectory) -> list[dict]:
+    """The planned camera-phase ranges given to the judge (Appendix D.1).
+
+    One dict per phase: name ('V', 'D1', 'R1', ..., 'H'), start, end and a label ('initial
+    hold', 'departure k', 'return k', 'final hold'). end is EXCLUSIVE, as in Phase: the phase
+    covers frames start..end-1; a prompt that prints inclusive ranges must print end - 1.
+    """
+    labels = {"V": "initial hold", "D": "departure", "R": "return", "H": "final hold"}
+    ranges = []
+    for phase in trajectory.phases:
+        kind, k = phase.name[0], phase.name[1:]
+        label = f"{labels[kind]} {k}" if k else labels[kind]
+        ranges.append({"name": phase.name, "start": phase.start, "end": phase.end, "label": label})
+    return ranges
+
+
+class OracleEventJudge:
+    """A judge that reads ground-truth event state instead of pixels.
+
+    states has one dict per rollout frame, {"started": bool, "progress": float}, written by a
+    reference model of the event: progress 0 is the initial state, 1 the expected next state.
+    Like the VLM, the oracle only sees the sampled frame_indices; "the state at frame t" means
+    the state at the latest sampled frame <= t.
+
+    Event start: started is True at some sampled frame of V.
+    Each question is answered with its reference answer when its aspect's check holds and with
+    the negation otherwise (both questions of an aspect share one check; the oracle cannot read
+    their free text):
+      return_progress    for every revisit k, progress at the end of R_k (the camera is back)
+                         exceeds progress just before D_k starts (when the camera left): the event
+                         advanced while out of view. An event already complete when the camera
+                         leaves cannot advance, so it fails too.
+      persistence_reset  progress never decreases and started never turns False again once True,
+                         over all sampled frames: nothing resets, in view or out of it.
+      final_state        progress at the last frame is >= 1: the expected next state is shown.
+      causal_physical    progress stays in [0, 1] (never beyond the expected next state) and does
+                         not change before the first started frame (no effect before its cause).
+    """
+
+    def __init__(self, states: Sequence[dict]):
+        self.states = list(states)
+
+    def judge(self, frames: Sequence[np.ndarray], frame_indices: Sequence[int],
+              phases: Sequence[dict], case: DynamicCase) -> JudgeAnswer:
+        if len(frames) != len(frame_indices):
+            raise ValueError("need one frame index per frame")
+        indices = sorted(frame_indices)
+        if indices[0] != 0 or indices[-1] != len(self.states) - 1:
+            raise ValueError("frame_indices must include the first and last frame of the states")
+        seen = [self.states[i] for i in indices]
+        progress = np.array([float(s["progress"]) for s in seen])
+        started = [bool(s["started"]) for s in seen]
+        by_name = {p["name"]: p for p in phases}
+
+        def progress_at(frame: int) -> float:
+            return progress[np.searchsorted(indices, frame, side="right") - 1]
+
+        event_started = any(s for i, s in zip(indices, started) if i < by_name["V"]["end"])
+        n_revisits = sum(name.startswith("R") for name in by_name)
+        first_start = started.index(True) if any(started) else len(started)
+        left = [progress_at(by_name[f"D{k}"]["start"] - 1) for k in range(1, n_revisits + 1)]
+        back = [progress_at(by_name[f"R{k}"]["end"] - 1) for k in range(1, n_revisits + 1)]
+        holds = {
+            "return_progress": all(b > a for a, b in zip(left, back)),
+            "persistence_reset": bool(np.all(np.diff(progress) >= 0))
+            and all(started[first_start:]),
+            "final_state": progress[-1] >= 1.0,
+            "causal_physical": bool(np.all((progress >= 0) & (progress <= 1)))
+            and bool(np.all(progress[:first_start] == progress[0])),
+        }
+        answers = {q.id: q.reference if holds[q.aspect] else not q.reference
+                   for q in case.questions}
+        return JudgeAnswer(started=event_started, answers=answers)
+
+
+def score_case(answer: JudgeAnswer, questions: Sequence[Question]) -> dict:
+    """Gated checklist scores of one case (Section 4.5, Appendix D.1).
+
+    Returns 'started', 'questions' (question id -> gated 0/1), one mean per aspect in ASPECTS
+    (its two gated scores) and 'overall' (mean of all eight). A judge answer that misses a
+    question or answers one not on the checklist is an error, not a silent zero.
+    """
+    check_questions(questions)
+    if set(answer.answers) != {q.id for q in questions}:
+        raise ValueError("the judge must answer exactly the checklist's questions")
+    gated = {q.id: int(answer.started and answer.answers[q.id] == q.reference) for q in questions}
+    scores = {"started": bool(answer.started), "questions": gated}
+    for aspect in ASPECTS:
+        scores[aspect] = float(np.mean([gated[q.id] for q in questions if q.aspect == aspect]))
+    scores["overall"] = float(np.mean(list(gated.values())))
+    return scores
+
+
+def decomposition(case_scores: Sequence[dict]) -> dict:
+    """Event-start decomposition of Appendix D.2 / Table 5 over one model's cases.
+
+    p_start: fraction of cases judged started; S_cond: mean overall over started cases (NaN when
+    none started); S_gated: mean overall over all cases, the reported Dynamic Memory Overall.
+    Because a negative gate scores 0, S_gated = p_start * S_cond; this is checked, so scores of a
+    non-started case that are not 0 (not produced by score_case) raise ValueError.
+    """
+    if not case_scores:
+        raise ValueError("no cases to decompose")
+    n = len(case_scores)
+    if any(not s["started"] and s["overall"] != 0 for s in case_scores):
+        raise ValueError("a case whose event did not start must have overall 0")
+    started = [s["overall"] for s in case_scores if s["started"]]
+    p_start = len(started) / n
+    s_cond = float(np.mean(started)) if started else math.nan
+    s_gated = float(np.mean([s["overall"] for s in case_scores]))
+    if started and not math.isclose(s_gated, p_start * s_cond, rel_tol=0, abs_tol=1e-12):
+        raise ValueError(f"S_gated {s_gated} != p_start * S_cond {p_start * s_cond}")
+    return {"n": n, "started": len(started), "p_start": p_start, "S_cond": s_cond,
+            "S_gated": s_gated}
