@@ -1,0 +1,315 @@
+"""WorldMemBench case manifests: loading, validation and the embedded procedural default.
+
+A case (Section 3.2) is a directory holding ``case.json`` (JSON rather than YAML: it carries the
+world description and is written by code, so one deterministic serialisation is enough), the
+conditioning frame and one PNG mask per target, all paths relative to the directory. The format is
+case.schema.yaml (JSON Schema 2020-12); ``load_case`` adds the rules a schema cannot state: two
+questions per Dynamic Memory aspect (Section 4.5) and that referenced files exist.
+
+``write_embedded_cases`` builds the workflow's embedded default from procedural worlds (world.py),
+so each case comes with exact ground truth: the target masks are instance masks of the rendered
+conditioning frame, and a dynamic case's reference answers follow from its event's known state
+along the camera trajectory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import imageio.v3 as iio
+import jsonschema
+import numpy as np
+import yaml
+
+from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.world import FAMILIES, Box, Event, World, generate_world, render
+
+MANIFEST = "case.json"
+SCHEMA = yaml.safe_load((Path(__file__).with_name("case.schema.yaml")).read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+ASPECTS = ("return_progress", "persistence_reset", "final_state", "causal_physical")
+
+# Checklist predicates on the event's progress along the trajectory, two per aspect, one true and
+# one false for a correctly remembered event, so a judge cannot score by always answering "yes".
+CHECKLIST = (
+    ("return_progress", "advanced_while_away"),
+    ("return_progress", "back_to_initial"),
+    ("persistence_reset", "kept_after_return"),
+    ("persistence_reset", "reset_after_return"),
+    ("final_state", "complete_at_end"),
+    ("final_state", "initial_at_end"),
+    ("causal_physical", "gradual"),
+    ("causal_physical", "reversed"),
+)
+EVENTS = {  # mechanism: (initial state, action, expected next state, question per predicate)
+    "fill": (
+        "The container on the table is empty.",
+        "Liquid pours into the container and its level slowly rises.",
+        "The container is full of liquid.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the liquid "
+                                   "level higher than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the container "
+                               "as empty as in the first frame?",
+            "kept_after_return": "After the camera returns, does the liquid level stay at least "
+                                 "as high as it was at the return?",
+            "reset_after_return": "After the camera returns, does the liquid level drop again?",
+            "complete_at_end": "In the final frames, is the container full of liquid?",
+            "initial_at_end": "In the final frames, is the container empty as at the start?",
+            "gradual": "Does the liquid level rise gradually rather than jumping from empty "
+                       "to full?",
+            "reversed": "Does the liquid level ever go down during the video?",
+        },
+    ),
+    "move": (
+        "A box rests at the left end of the table.",
+        "The box slides slowly to the right along the table.",
+        "The box rests at the right end of the table.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the box "
+                                   "farther to the right than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the box back at "
+                               "its position in the first frame?",
+            "kept_after_return": "After the camera returns, does the box stay at least as far "
+                                 "right as it was at the return?",
+            "reset_after_return": "After the camera returns, does the box move back to the left?",
+            "complete_at_end": "In the final frames, is the box at the right end of the table?",
+            "initial_at_end": "In the final frames, is the box at the left end as at the start?",
+            "gradual": "Does the box slide smoothly rather than jumping from one end to the "
+                       "other?",
+            "reversed": "Does the box ever move back towards the left during the video?",
+        },
+    ),
+    "lamp": (
+        "The lamp on the table is off.",
+        "The lamp is switched on and slowly brightens.",
+        "The lamp glows at full brightness.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the lamp "
+                                   "brighter than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the lamp off as "
+                               "in the first frame?",
+            "kept_after_return": "After the camera returns, does the lamp stay at least as bright "
+                                 "as it was at the return?",
+            "reset_after_return": "After the camera returns, does the lamp dim again?",
+            "complete_at_end": "In the final frames, does the lamp glow at full brightness?",
+            "initial_at_end": "In the final frames, is the lamp off as at the start?",
+            "gradual": "Does the lamp brighten gradually rather than switching on at once?",
+            "reversed": "Does the lamp ever get dimmer during the video?",
+        },
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_case(path) -> dict:
+    """Validated manifest of the case at ``path`` (its directory or its case.json).
+
+    File paths in the returned dict (conditioning_frame, targets[i].mask) are resolved against
+    the case directory. Raises ValueError naming the case id (or the file when the id is
+    missing), the field path (e.g. targets[0].mask) and the reason for every problem found.
+    """
+    path = Path(path)
+    manifest_path = path / MANIFEST if path.is_dir() else path
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{manifest_path}: cannot read manifest: {e}") from e
+    name = manifest.get("id") if isinstance(manifest, dict) else None
+    name = name if isinstance(name, str) else str(manifest_path)
+    problems = [p for e in VALIDATOR.iter_errors(manifest) for p in _schema_problems(e)]
+    if not problems:
+        problems = _case_problems(manifest, manifest_path.parent)
+    if problems:
+        raise ValueError(f"case {name}: " + "; ".join(dict.fromkeys(problems)))
+    root = manifest_path.parent.resolve()
+    manifest["conditioning_frame"] = str(root / manifest["conditioning_frame"])
+    for target in manifest["targets"]:
+        target["mask"] = str(root / target["mask"])
+    return manifest
+
+
+def load_cases(directory) -> list[dict]:
+    """Every case under ``directory`` (its subdirectories holding a case.json), sorted by name."""
+    dirs = sorted(p for p in Path(directory).iterdir() if (p / MANIFEST).is_file())
+    if not dirs:
+        raise ValueError(f"{directory}: no case directories with a {MANIFEST}")
+    cases = [load_case(d) for d in dirs]
+    repeated = [i for i, n in Counter(c["id"] for c in cases).items() if n > 1]
+    if repeated:
+        raise ValueError(f"{directory}: case ids used more than once: {', '.join(repeated)}")
+    return cases
+
+
+def _field(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out or "(manifest)"
+
+
+def _schema_problems(error: jsonschema.ValidationError) -> list[str]:
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance]
+        return [f"{_field(path + [k])}: required field is missing" for k in missing]
+    if error.validator in ("minItems", "maxItems"):
+        bound = "at least" if error.validator == "minItems" else "at most"
+        reason = f"has {len(error.instance)} items, needs {bound} {error.validator_value}"
+    elif error.validator == "not":
+        reason = "not allowed for this family (only dynamic cases have an event)"
+    else:
+        reason = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+    return [f"{_field(path)}: {reason}"]
+
+
+def _case_problems(manifest: dict, root: Path) -> list[str]:
+    """Rules beyond the schema: two questions per aspect, unique ids, existing files."""
+    problems = []
+    if "questions" in manifest:
+        counts = Counter(q["aspect"] for q in manifest["questions"])
+        problems += [f"questions: aspect {a} has {counts[a]} questions, needs exactly 2 "
+                     f"(Section 4.5)" for a in ASPECTS if counts[a] != 2]
+        problems += _repeated("questions", [q["id"] for q in manifest["questions"]])
+    problems += _repeated("targets", [t["id"] for t in manifest["targets"]])
+    files = [("conditioning_frame", manifest["conditioning_frame"])]
+    files += [(f"targets[{i}].mask", t["mask"]) for i, t in enumerate(manifest["targets"])]
+    problems += [f"{field}: file not found: {root / rel}" for field, rel in files
+                 if not (root / rel).is_file()]
+    return problems
+
+
+def _repeated(field: str, ids: list[str]) -> list[str]:
+    return [f"{field}: id {i!r} is used {n} times" for i, n in Counter(ids).items() if n > 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# The embedded default
+
+
+def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
+                         trajectories: dict[str, list[str]]) -> list[Path]:
+    """Write ``per_family`` procedural cases per family (ids like 'human_000') under out_dir.
+
+    Each case directory gets conditioning.png (identity pose, frame 0), masks/<target>.png (the
+    target's instance mask in that frame, 0/255) and case.json with the world description; dynamic
+    cases also get the event description and the eight-question checklist. The camera is the
+    trajectories' default pinhole (60 degree horizontal FoV) at width x height. Deterministic: the
+    same arguments give the same bytes. Returns the case directories.
+    """
+    missing = [f for f in FAMILIES if f not in trajectories]
+    if missing:
+        raise ValueError(f"no trajectories given for families: {', '.join(missing)}")
+    K = tj.intrinsics(width, height, tj.DEFAULT_FOV_DEG)
+    written = []
+    for family in FAMILIES:
+        names = list(trajectories[family])
+        for i in range(per_family):
+            case_id = f"{family}_{i:03d}"
+            world = generate_world(case_id, family)
+            case_dir = Path(out_dir) / case_id
+            (case_dir / "masks").mkdir(parents=True, exist_ok=True)
+            frame = render(world, np.eye(4), K, width, height, frame=0)
+            iio.imwrite(case_dir / "conditioning.png", frame["rgb"])
+            targets = _targets(world)
+            for entity in targets:
+                mask = frame["instance"] == entity.instance
+                if not mask.any():
+                    raise ValueError(f"case {case_id}: target {entity.target} is not visible")
+                iio.imwrite(case_dir / "masks" / f"{entity.target}.png",
+                            mask.astype(np.uint8) * 255)
+            manifest = {
+                "id": case_id,
+                "family": family,
+                "category": _category(world),
+                "conditioning_frame": "conditioning.png",
+                "prompt": _prompt(world),
+                "targets": [{"id": e.target, "kind": e.kind, "mask": f"masks/{e.target}.png"}
+                            for e in targets],
+                "camera": {"intrinsics": K.tolist(), "width": width, "height": height,
+                           "fps": tj.DEFAULT_FPS},
+                "trajectories": names,
+            }
+            if family == "dynamic":
+                manifest.update(_event_fields(case_id, world.events[0], names, width, height))
+            manifest["world"] = world.to_dict()
+            (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+            load_case(case_dir)  # what we write must pass what we read
+            written.append(case_dir)
+    return written
+
+
+def _targets(world: World) -> list:
+    return {"human": world.people, "object": world.objects, "environment": [world.room],
+            "dynamic": world.events}[world.family]
+
+
+def _category(world: World) -> str:
+    """Subcategory within the family (Figure 2a; single/multi-person per Section 3.2)."""
+    if world.family == "human":
+        return "single_person" if len(world.people) == 1 else "multi_person"
+    if world.family == "object":
+        return "single_object" if len(world.objects) == 1 else "multi_object"
+    if world.family == "environment":
+        return "indoor_room"
+    return world.events[0].mechanism
+
+
+def _prompt(world: World) -> str:
+    room = "An indoor room with patterned walls, floor and ceiling."
+    if world.family == "human":
+        people = "One person stands" if len(world.people) == 1 else "Two people stand"
+        return f"{room} {people} facing the camera, in patterned clothing."
+    if world.family == "object":
+        things = ", ".join(f"a {'box' if isinstance(o.shape, Box) else 'sphere'} with a "
+                           f"{o.shape.texture.kind} pattern" for o in world.objects)
+        return f"{room} On pedestals: {things}."
+    if world.family == "environment":
+        return f"{room} Pillars, cabinets and paintings stand along the walls."
+    return f"{room} {EVENTS[world.events[0].mechanism][1]}"
+
+
+def _event_fields(case_id: str, event: Event, names: list[str], width: int, height: int) -> dict:
+    """Event description and checklist; answers are the predicates evaluated on the event's
+    ground-truth progress along each trajectory, which must agree."""
+    answers = [_answers(event, tj.build(n, width=width, height=height)) for n in names]
+    if any(a != answers[0] for a in answers):
+        raise ValueError(f"case {case_id}: reference answers differ between trajectories {names}")
+    initial, action, expected, questions = EVENTS[event.mechanism]
+    return {
+        "initial_state": initial,
+        "action": action,
+        "expected_next_state": expected,
+        "questions": [{"id": f"q{i}", "aspect": aspect, "question": questions[predicate],
+                       "reference_answer": answers[0][predicate]}
+                      for i, (aspect, predicate) in enumerate(CHECKLIST, start=1)],
+    }
+
+
+def _answers(event: Event, traj: tj.Trajectory) -> dict[str, bool]:
+    """Truth of each checklist predicate for the event seen along ``traj``.
+
+    The camera turns away at the start of D1 and is back at the end of R1 (Section 3.3); the
+    gate of Section 4.5 needs the event to have started visibly before D1.
+    """
+    p = np.array([event.state(f)["progress"] for f in range(traj.n_frames)])
+    away, back = traj.revisits()[0]
+    leave, ret = away.start, back.end - 1
+    if p[leave] <= 0:
+        raise ValueError(f"{event.target} does not start during the initial hold of {traj.name}")
+    step = np.diff(p)
+    return {
+        "advanced_while_away": bool(p[ret] > p[leave]),
+        "back_to_initial": bool(p[ret] == p[0]),
+        "kept_after_return": bool(np.all(p[ret:] >= p[ret])),
+        "reset_after_return": bool(np.any(p[ret:] < p[ret])),
+        "complete_at_end": bool(p[-1] == 1.0),
+        "initial_at_end": bool(p[-1] == p[0]),
+        "gradual": bool(np.abs(step).max() <= 0.05),  # no frame changes it by over 5 %
+        "reversed": bool(np.any(step < 0)),
+    }

@@ -1,0 +1,545 @@
+"""Procedural 3D worlds with ground truth for WorldMemBench's embedded default.
+
+The paper's cases are photographs with target masks (Section 3.2, Figure 2) and its rollouts come
+from video world models. To test the metrics and the workflow on *known* memory behaviour, the
+embedded default renders its own worlds: a room, textured objects, human-like figures and dynamic
+events, seen by the departure-and-revisit cameras of Section 3.3. Reference "world models" can then
+re-render the world after a revisit exactly (perfect memory) or with perturbed textures
+(``perturb``: forgetting), and every frame comes with exact depth and instance masks.
+
+Conventions
+-----------
+* World coordinates are the camera frame of the conditioning frame (trajectories.py): OpenCV axes,
+  x right, y DOWN, z forward, metres. The floor is therefore the room's largest y.
+* Boxes are axis-aligned, given by their ``lo`` and ``hi`` corners.
+* Instance id 0 is the room (walls, floor, ceiling and its fixtures: pillars, paintings,
+  pedestals, tables); every person, object and event has its own id >= 1 and a string target id.
+* ``render`` returns z-depth (distance along the camera's optical axis), the depth that DA3-style
+  estimators predict and that the Depth Spearman and Reconstruction metrics consume (Section 4.4).
+* Worlds are plain dataclasses of lists and floats: ``to_dict`` / ``World.from_dict`` round-trip
+  through JSON exactly, so a case manifest can carry its world.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from worldmemory.permanence.render import stable_rng
+
+FAMILIES = ("human", "object", "environment", "dynamic")
+PATTERNS = ("tiles", "stripes", "noise")  # 'face' is the head pattern of people
+MECHANISMS = ("fill", "move", "lamp")
+NAMESPACE = "worldmembench/world"
+EVENT_START = (8, 24)  # an event starts during the default 64-frame initial hold (Section 4.5) ...
+EVENT_DURATION = (150, 200)  # ... and completes before the default LR-Hold return (frame 267)
+LIGHT = np.array([-0.3, -1.0, -0.5]) / np.linalg.norm([-0.3, -1.0, -0.5])  # towards the light
+AMBIENT = 0.4
+EPS = 1e-6
+LIQUIDS = ([0.8, 0.1, 0.1], [0.1, 0.3, 0.8], [0.1, 0.6, 0.2], [0.9, 0.55, 0.1], [0.5, 0.1, 0.6])
+LIGHTS = ([1.0, 0.95, 0.6], [1.0, 0.7, 0.3], [0.6, 0.9, 1.0], [1.0, 0.5, 0.8])
+
+
+@dataclass
+class Texture:
+    """A two-colour procedural pattern.
+
+    kind 'tiles' (checkerboard), 'stripes' or 'noise' (random cell values): colors are the two RGB
+    colours in [0, 1], scale the period in metres, angle the pattern's rotation in radians.
+    kind 'face' (heads only): colors are (skin, hair), scale is half the eye spacing and angle the
+    hairline latitude, both in radians, so each person's face differs (Human Identity, Section 4.4).
+    """
+
+    kind: str
+    colors: list
+    scale: float
+    angle: float
+
+
+@dataclass
+class Box:
+    lo: list
+    hi: list
+    texture: Texture
+
+
+@dataclass
+class Sphere:
+    """A sphere; ``facing`` is the front direction of its texture (where a face looks)."""
+
+    center: list
+    radius: float
+    texture: Texture
+    facing: list = field(default_factory=lambda: [0.0, 0.0, -1.0])
+
+
+@dataclass
+class Room:
+    """The background (instance 0), seen from inside.
+
+    walls: textures of the faces at x = lo, x = hi, y = lo (ceiling), y = hi (floor), z = lo
+    (behind the start view), z = hi (ahead); fixtures: boxes that belong to the room.
+    """
+
+    lo: list
+    hi: list
+    walls: list
+    fixtures: list = field(default_factory=list)
+    instance: int = 0
+    target: str = "room"
+    kind: ClassVar[str] = "environment"
+
+
+@dataclass
+class Person:
+    """A human-like figure: a clothed box body with a sphere head carrying a face pattern."""
+
+    instance: int
+    target: str
+    torso: Box
+    head: Sphere
+    kind: ClassVar[str] = "person"
+
+
+@dataclass
+class Thing:
+    """A static object."""
+
+    instance: int
+    target: str
+    shape: Box | Sphere
+    kind: ClassVar[str] = "object"
+
+
+@dataclass
+class Event:
+    """An object whose state changes with the frame index (Dynamic Memory, Section 4.5).
+
+    mechanism 'fill': a container (shape, a Box) fills from the bottom with liquid of colour
+    ``accent``; 'move': the box shape slides by ``travel`` metres; 'lamp': a bulb (shape, a Sphere)
+    brightens from its texture's colours to ``accent``. The event runs from frame ``start`` for
+    ``duration`` frames and then keeps its final state.
+    """
+
+    instance: int
+    target: str
+    mechanism: str
+    shape: Box | Sphere
+    start: int
+    duration: int
+    travel: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    accent: list = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    kind: ClassVar[str] = "object"
+
+    def state(self, frame: int) -> dict:
+        """Ground-truth state: whether the event has started and its progress in [0, 1]."""
+        progress = min(max((frame - self.start) / self.duration, 0.0), 1.0)
+        return {"started": frame >= self.start, "progress": progress}
+
+    def primitives(self, frame: int) -> list[Box | Sphere]:
+        """The event's shapes as they are at ``frame``."""
+        progress = self.state(frame)["progress"]
+        shape = self.shape
+        if self.mechanism == "move":
+            offset = progress * np.asarray(self.travel)
+            return [Box((np.asarray(shape.lo) + offset).tolist(),
+                        (np.asarray(shape.hi) + offset).tolist(), shape.texture)]
+        if self.mechanism == "lamp":
+            off, on = np.asarray(shape.texture.colors), np.asarray(self.accent)
+            lit = (1 - progress) * off + progress * on
+            texture = Texture(shape.texture.kind, lit.tolist(), shape.texture.scale,
+                              shape.texture.angle)
+            return [Sphere(shape.center, shape.radius, texture, shape.facing)]
+        # fill: liquid occupies the bottom (largest y) `progress` fraction of the container
+        surface = shape.hi[1] - progress * (shape.hi[1] - shape.lo[1])
+        shades = [self.accent, (0.7 * np.asarray(self.accent)).tolist()]
+        liquid = Texture(shape.texture.kind, shades, shape.texture.scale, shape.texture.angle)
+        empty = Box(shape.lo, [shape.hi[0], surface, shape.hi[2]], shape.texture)
+        full = Box([shape.lo[0], surface, shape.lo[2]], shape.hi, liquid)
+        return [box for box in (empty, full) if box.hi[1] > box.lo[1]]
+
+
+@dataclass
+class World:
+    family: str
+    room: Room
+    people: list = field(default_factory=list)
+    objects: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+
+    def entities(self) -> list:
+        """Room, people, objects and events, each with ``instance``, ``target`` and ``kind``."""
+        return [self.room, *self.people, *self.objects, *self.events]
+
+    def entity(self, instance: int):
+        for e in self.entities():
+            if e.instance == instance:
+                return e
+        raise ValueError(f"no entity with instance id {instance}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> World:
+        room = d["room"]
+        return cls(
+            family=d["family"],
+            room=Room(**{**room, "walls": [Texture(**t) for t in room["walls"]],
+                         "fixtures": [_shape(b) for b in room["fixtures"]]}),
+            people=[Person(p["instance"], p["target"], _shape(p["torso"]), _shape(p["head"]))
+                    for p in d["people"]],
+            objects=[Thing(o["instance"], o["target"], _shape(o["shape"])) for o in d["objects"]],
+            events=[Event(**{**e, "shape": _shape(e["shape"])}) for e in d["events"]],
+        )
+
+
+def _shape(d: dict) -> Box | Sphere:
+    d = {**d, "texture": Texture(**d["texture"])}
+    return Box(**d) if "lo" in d else Sphere(**d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def render(world: World, c2w, K, width: int, height: int, frame: int = 0) -> dict:
+    """Ray-cast one view: {'rgb' uint8 (H, W, 3), 'depth' float32 z-depth (H, W), 'instance'
+    int32 (H, W)}.
+
+    Rays go through pixel centres (u + 0.5, v + 0.5) and K^-1; they are not normalised, so the ray
+    parameter of a hit is its z-depth. Each pixel takes the nearest hit over all primitives and is
+    shaded as texture colour x Lambert (fixed light, ambient floor), vectorised over pixels.
+    """
+    c2w = np.asarray(c2w, dtype=float)
+    origin = c2w[:3, 3]
+    lo, hi = np.asarray(world.room.lo), np.asarray(world.room.hi)
+    if not np.all((lo < origin) & (origin < hi)):
+        raise ValueError(f"camera centre {origin} must be inside the room {lo}..{hi}")
+    u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
+    pixels = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], axis=1)
+    dirs = pixels @ np.linalg.inv(np.asarray(K, dtype=float)).T @ c2w[:3, :3].T
+
+    prims = _primitives(world, frame)
+    depth = _slabs(lo, hi, origin, dirs)[1]  # the room is hit from inside, where the ray exits
+    owner = np.full(len(dirs), -1)
+    for i, (shape, _) in enumerate(prims):
+        hit = _hit_box if isinstance(shape, Box) else _hit_sphere
+        t = hit(shape, origin, dirs)
+        closer = t < depth
+        depth[closer] = t[closer]
+        owner[closer] = i
+
+    points = origin + depth[:, None] * dirs
+    rgb = np.empty((len(dirs), 3))
+    instance = np.zeros(len(dirs), dtype=np.int32)
+    walls = owner < 0
+    rgb[walls] = _shade_room(world.room, points[walls])
+    for i, (shape, inst) in enumerate(prims):
+        sel = owner == i
+        if sel.any():
+            rgb[sel] = _shade(shape, points[sel])
+            instance[sel] = inst
+    return {
+        "rgb": np.round(np.clip(rgb, 0, 1) * 255).astype(np.uint8).reshape(height, width, 3),
+        "depth": depth.astype(np.float32).reshape(height, width),
+        "instance": instance.reshape(height, width),
+    }
+
+
+def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
+    prims = [(box, 0) for box in world.room.fixtures]
+    for p in world.people:
+        prims += [(p.torso, p.instance), (p.head, p.instance)]
+    prims += [(o.shape, o.instance) for o in world.objects]
+    for e in world.events:
+        prims += [(shape, e.instance) for shape in e.primitives(frame)]
+    return prims
+
+
+def _slabs(lo, hi, origin, dirs) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parameters where each ray enters and leaves the box (slab method)."""
+    inv = 1.0 / np.where(dirs == 0, 1e-12, dirs)
+    t1 = (np.asarray(lo) - origin) * inv
+    t2 = (np.asarray(hi) - origin) * inv
+    return np.minimum(t1, t2).max(axis=1), np.maximum(t1, t2).min(axis=1)
+
+
+def _hit_box(box: Box, origin, dirs) -> np.ndarray:
+    near, far = _slabs(box.lo, box.hi, origin, dirs)
+    return np.where((near <= far) & (near > EPS), near, np.inf)
+
+
+def _hit_sphere(sphere: Sphere, origin, dirs) -> np.ndarray:
+    oc = origin - np.asarray(sphere.center)
+    a = np.einsum("ij,ij->i", dirs, dirs)
+    half_b = dirs @ oc
+    disc = half_b**2 - a * (oc @ oc - sphere.radius**2)
+    t = (-half_b - np.sqrt(np.maximum(disc, 0))) / a
+    return np.where((disc >= 0) & (t > EPS), t, np.inf)
+
+
+def _box_face(lo, hi, points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Face axis (0..2) and side (+1 at hi, -1 at lo) of points on a box, and their 2D face
+    coordinates (metres from the lo corner along the other two axes)."""
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    rel = (points - (lo + hi) / 2) / ((hi - lo) / 2)
+    axis = np.abs(rel).argmax(axis=1)
+    side = np.sign(rel[np.arange(len(points)), axis])
+    others = np.array([[1, 2], [0, 2], [0, 1]])[axis]
+    uv = np.take_along_axis(points - lo, others, axis=1)
+    return axis, side, uv
+
+
+def _lambert(normals) -> np.ndarray:
+    return (AMBIENT + (1 - AMBIENT) * np.clip(normals @ LIGHT, 0, None))[:, None]
+
+
+def _shade_room(room: Room, points) -> np.ndarray:
+    axis, side, uv = _box_face(room.lo, room.hi, points)
+    normals = np.zeros_like(points)
+    normals[np.arange(len(points)), axis] = -side  # walls face into the room
+    wall = 2 * axis + (side > 0)
+    rgb = np.empty_like(points)
+    for w, texture in enumerate(room.walls):
+        sel = wall == w
+        rgb[sel] = _pattern(texture, uv[sel, 0], uv[sel, 1])
+    return rgb * _lambert(normals)
+
+
+def _shade(shape: Box | Sphere, points) -> np.ndarray:
+    if isinstance(shape, Box):
+        axis, side, uv = _box_face(shape.lo, shape.hi, points)
+        normals = np.zeros_like(points)
+        normals[np.arange(len(points)), axis] = side
+        return _pattern(shape.texture, uv[:, 0], uv[:, 1]) * _lambert(normals)
+    normals = (points - np.asarray(shape.center)) / shape.radius
+    front = np.asarray(shape.facing, dtype=float)
+    up = np.array([0.0, -1.0, 0.0])
+    right = np.cross(up, front)
+    lon = np.arctan2(normals @ right, normals @ front)
+    lat = np.arcsin(np.clip(normals @ up, -1, 1))
+    if shape.texture.kind == "face":
+        colors = _face(shape.texture, lon, lat)
+    else:
+        colors = _pattern(shape.texture, lon * shape.radius, lat * shape.radius)
+    return colors * _lambert(normals)
+
+
+def _pattern(texture: Texture, a, b) -> np.ndarray:
+    """Colours of a 2D pattern at surface coordinates (a, b) in metres."""
+    c, s = np.cos(texture.angle), np.sin(texture.angle)
+    x = np.floor((c * a + s * b) / texture.scale)
+    y = np.floor((c * b - s * a) / texture.scale)
+    if texture.kind == "tiles":
+        weight = (x + y) % 2
+    elif texture.kind == "stripes":
+        weight = x % 2
+    else:
+        weight = _hash01(x, y)
+    c0, c1 = np.asarray(texture.colors, dtype=float)
+    return c0 + weight[:, None] * (c1 - c0)
+
+
+def _hash01(x, y) -> np.ndarray:
+    """Deterministic pseudo-random value in [0, 1] per integer cell (x, y)."""
+    ix, iy = (c.astype(np.int64).astype(np.uint64) for c in (x, y))  # negatives wrap around
+    h = ix * 73856093 ^ iy * 19349663
+    h = (h ^ (h >> 13)) * 1274126177
+    return ((h ^ (h >> 16)) & 0xFFFF) / 0xFFFF
+
+
+def _face(texture: Texture, lon, lat) -> np.ndarray:
+    """Skin with two eyes and a mouth on the front hemisphere, hair above the hairline and at
+    the back; eyes and mouth are a darkened hair colour."""
+    skin, hair = np.asarray(texture.colors, dtype=float)
+    front = np.abs(lon) < np.pi / 2
+    eyes = (np.abs(lon) - texture.scale) ** 2 + (lat - 0.15) ** 2 < 0.11**2
+    mouth = (np.abs(lon) < 0.3) & (np.abs(lat + 0.4) < 0.06)
+    colors = np.where((lat > texture.angle)[:, None] | ~front[:, None], hair, skin)
+    return np.where((front & (eyes | mouth))[:, None], 0.4 * hair, colors)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generation
+
+
+def generate_world(case_id: str, family: str) -> World:
+    """A random world of one case family, deterministic in (case_id, family) (Section 3.2).
+
+    'human': 1-2 people facing the camera; 'object': 1-3 textured boxes or spheres on pedestals;
+    'environment': a room with 3-5 landmarks (pillars, cabinets, paintings) at varied depths;
+    'dynamic': one event ('fill', 'move' or 'lamp') on a table, in view at frame 0, that starts
+    during the initial hold. Everything is placed in the view of a 60 degree horizontal FoV camera
+    at the origin looking along +z, for the aspect ratios of Appendix C.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; valid: {', '.join(FAMILIES)}")
+    rng = stable_rng(case_id, f"{NAMESPACE}/{family}")
+    lo = [-rng.uniform(2.5, 4.5), -rng.uniform(1.0, 1.6), -rng.uniform(2.0, 4.0)]
+    hi = [rng.uniform(2.5, 4.5), rng.uniform(1.3, 1.7), rng.uniform(5.5, 9.0)]
+    room = Room(_r(lo), _r(hi), [_random_texture(rng, rng.choice(PATTERNS)) for _ in range(6)])
+    world = World(family, room)
+    floor = room.hi[1]
+    if family == "human":
+        n = int(rng.integers(1, 3))
+        for i, x in enumerate([0.0] if n == 1 else [-0.55, 0.55]):
+            world.people.append(_random_person(rng, i + 1, f"person_{i}", x, floor))
+    elif family == "object":
+        slots = np.sort(rng.choice([-0.9, 0.0, 0.9], size=int(rng.integers(1, 4)), replace=False))
+        for i, x in enumerate(slots):
+            shape, pedestal = _random_object(rng, x, floor)
+            world.objects.append(Thing(i + 1, f"object_{i}", shape))
+            room.fixtures.append(pedestal)
+    elif family == "environment":
+        room.fixtures += [_random_landmark(rng, room) for _ in range(int(rng.integers(3, 6)))]
+    else:
+        event, table = _random_event(rng, floor)
+        world.events.append(event)
+        room.fixtures.append(table)
+    return world
+
+
+def _r(x):
+    """Values rounded to 4 decimals as plain Python floats, so JSON round trips are exact."""
+    return np.round(np.asarray(x, dtype=float), 4).tolist()
+
+
+def _random_texture(rng: np.random.Generator, kind: str) -> Texture:
+    if kind == "face":
+        skin = rng.uniform([0.45, 0.3, 0.2], [0.95, 0.8, 0.7])
+        hair = rng.uniform(0.05, 0.6, 3)
+        return Texture("face", _r([skin, hair]), _r(rng.uniform(0.25, 0.45)),
+                       _r(rng.uniform(0.35, 0.7)))
+    c0 = rng.uniform(0.1, 0.9, 3)
+    c1 = np.clip(c0 + rng.uniform(-0.4, 0.4, 3), 0, 1)
+    return Texture(str(kind), _r([c0, c1]), _r(rng.uniform(0.08, 0.5)), _r(rng.uniform(0, np.pi)))
+
+
+def _random_person(rng, instance: int, target: str, x: float, floor: float) -> Person:
+    x += rng.uniform(-0.1, 0.1)
+    z = rng.uniform(2.2, 3.2)
+    height, radius = rng.uniform(1.6, 1.85), rng.uniform(0.11, 0.14)
+    half_width, half_depth = rng.uniform(0.2, 0.27), 0.13
+    head_y = floor - height + radius
+    torso = Box(_r([x - half_width, head_y + 0.8 * radius, z - half_depth]),
+                _r([x + half_width, floor, z + half_depth]),
+                _random_texture(rng, rng.choice(PATTERNS)))
+    facing = -np.array([x, 0.0, z]) / np.hypot(x, z)  # looks at the camera
+    head = Sphere(_r([x, head_y, z]), _r(radius), _random_texture(rng, "face"), _r(facing))
+    return Person(instance, target, torso, head)
+
+
+def _pedestal(rng, x: float, z: float, top: float, floor: float, half: float) -> Box:
+    return Box(_r([x - half, top, z - half]), _r([x + half, floor, z + half]),
+               _random_texture(rng, rng.choice(PATTERNS)))
+
+
+def _random_object(rng, x: float, floor: float) -> tuple[Box | Sphere, Box]:
+    """A box or sphere resting on a pedestal whose top is a little below eye level."""
+    x += rng.uniform(-0.1, 0.1)
+    z, top = rng.uniform(2.6, 3.6), rng.uniform(0.2, 0.5)
+    texture = _random_texture(rng, rng.choice(PATTERNS))
+    if rng.random() < 0.5:
+        half = rng.uniform(0.15, 0.27, 3)
+        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]),
+                    _r([x + half[0], top, z + half[2]]), texture)
+    else:
+        radius = rng.uniform(0.15, 0.27)
+        shape = Sphere(_r([x, top - radius, z]), _r(radius), texture)
+    return shape, _pedestal(rng, x, z, top, floor, 0.12)
+
+
+def _random_landmark(rng, room: Room) -> Box:
+    """A pillar on a side wall, a cabinet against the far wall or a painting on it."""
+    (x0, y0, z0), (x1, y1, z1) = room.lo, room.hi
+    kind = rng.choice(["pillar", "cabinet", "painting"])
+    if kind == "pillar":
+        z, half, depth = rng.uniform(1.0, z1 - 0.5), rng.uniform(0.2, 0.5), rng.uniform(0.3, 0.8)
+        x = (x0, x0 + depth) if rng.random() < 0.5 else (x1 - depth, x1)
+        lo, hi = [x[0], y0, z - half], [x[1], y1, z + half]
+    elif kind == "cabinet":
+        x, half = rng.uniform(x0 + 0.8, x1 - 0.8), rng.uniform(0.3, 0.8)
+        top, depth = y1 - rng.uniform(0.8, 2.2), rng.uniform(0.4, 1.2)
+        lo, hi = [x - half, top, z1 - depth], [x + half, y1, z1]
+    else:
+        x, y = rng.uniform(x0 + 1.0, x1 - 1.0), rng.uniform(-0.6, 0.4)
+        w, h = rng.uniform(0.3, 0.75), rng.uniform(0.2, 0.5)
+        lo, hi = [x - w, y - h, z1 - 0.05], [x + w, y + h, z1]
+    return Box(_r(lo), _r(hi), _random_texture(rng, rng.choice(PATTERNS)))
+
+
+def _random_event(rng, floor: float) -> tuple[Event, Box]:
+    """One dynamic event on a table in front of the camera (Section 4.5)."""
+    mechanism = str(rng.choice(MECHANISMS))
+    z, top = rng.uniform(2.4, 3.2), rng.uniform(0.35, 0.55)
+    table = Box(_r([-1.0, top, z - 0.35]), _r([1.0, floor, z + 0.35]),
+                _random_texture(rng, rng.choice(PATTERNS)))
+    start, duration = int(rng.integers(*EVENT_START)), int(rng.integers(*EVENT_DURATION))
+    texture = _random_texture(rng, rng.choice(PATTERNS))
+    kwargs = {}
+    if mechanism == "fill":
+        x, half, height = rng.uniform(-0.4, 0.4), rng.uniform(0.15, 0.2), rng.uniform(0.4, 0.55)
+        shape = Box(_r([x - half, top - height, z - half]), _r([x + half, top, z + half]), texture)
+        kwargs["accent"] = LIQUIDS[rng.integers(len(LIQUIDS))]
+    elif mechanism == "move":
+        half = rng.uniform(0.12, 0.17)
+        shape = Box(_r([-0.6 - half, top - 2 * half, z - half]), _r([-0.6 + half, top, z + half]),
+                    texture)
+        kwargs["travel"] = [1.2, 0.0, 0.0]
+    else:
+        radius = rng.uniform(0.15, 0.22)
+        texture.colors = _r(0.3 * np.asarray(texture.colors))  # switched off: dark
+        shape = Sphere(_r([rng.uniform(-0.4, 0.4), top - radius, z]), _r(radius), texture)
+        kwargs["accent"] = LIGHTS[rng.integers(len(LIGHTS))]
+    event = Event(1, f"{mechanism}_event", mechanism, shape, start, duration,
+                  **{k: list(v) for k, v in kwargs.items()})
+    return event, table
+
+
+# ---------------------------------------------------------------------------------------------
+# Perturbation (reference models that forget)
+
+
+def perturb(world: World, entity_ids, amount: float, rng: np.random.Generator) -> World:
+    """A copy of ``world`` whose given entities (instance ids) have changed appearance.
+
+    Every texture of those entities (and an event's accent colour) moves a fraction ``amount`` of
+    the way to a freshly sampled one of the same kind: 0 leaves the world identical, 1 re-samples
+    colours, scales and angles outright. Geometry is untouched, so only the entities' pixels
+    change. Used by reference models that re-sample an entity on return ('amnesic') or drift with
+    time out of view ('drifting'), the failures Static Memory scores (Section 4.4).
+    """
+    if not 0 <= amount <= 1:
+        raise ValueError(f"amount must be in [0, 1], got {amount}")
+    out = copy.deepcopy(world)
+    for instance in entity_ids:
+        entity = out.entity(instance)
+        for owner in _textured(entity):
+            owner.texture = _blend(owner.texture, _random_texture(rng, owner.texture.kind), amount)
+        if isinstance(entity, Room):
+            entity.walls = [_blend(t, _random_texture(rng, t.kind), amount) for t in entity.walls]
+        if isinstance(entity, Event) and entity.mechanism != "move":
+            palette = LIQUIDS if entity.mechanism == "fill" else LIGHTS
+            fresh = np.asarray(palette[rng.integers(len(palette))])
+            entity.accent = ((1 - amount) * np.asarray(entity.accent) + amount * fresh).tolist()
+    return out
+
+
+def _textured(entity) -> list[Box | Sphere]:
+    if isinstance(entity, Room):
+        return list(entity.fixtures)
+    if isinstance(entity, Person):
+        return [entity.torso, entity.head]
+    return [entity.shape]
+
+
+def _blend(old: Texture, new: Texture, amount: float) -> Texture:
+    def mix(a, b):
+        return ((1 - amount) * np.asarray(a, dtype=float) + amount * np.asarray(b)).tolist()
+
+    return Texture(old.kind, mix(old.colors, new.colors), mix(old.scale, new.scale),
+                   mix(old.angle, new.angle))

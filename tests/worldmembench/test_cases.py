@@ -1,0 +1,152 @@
+"""Known answers for case manifests: schema, loading errors and the embedded procedural default."""
+
+import json
+import shutil
+from collections import Counter
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from worldmemory.worldmembench import cases
+from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.world import World, generate_world, render
+
+W, H = 64, 48
+TRAJECTORIES = {"human": ["LRLR"], "object": ["translation", "LRLRLR"], "environment": ["LRUD"],
+                "dynamic": ["LR-Hold", "LR"]}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cases")
+    return out, cases.write_embedded_cases(out, 1, W, H, TRAJECTORIES)
+
+
+def copy_case(written, tmp_path, case_id):
+    out, _ = written
+    case_dir = tmp_path / case_id
+    shutil.copytree(out / case_id, case_dir)
+    return case_dir, json.loads((case_dir / cases.MANIFEST).read_text())
+
+
+def save(case_dir, manifest):
+    (case_dir / cases.MANIFEST).write_text(json.dumps(manifest))
+
+
+def test_schema_trajectory_names_match_the_trajectory_module():
+    items = cases.SCHEMA["properties"]["trajectories"]["items"]["enum"]
+    assert items == list(tj.TRAJECTORIES)
+
+
+def test_one_case_per_family_loads_back(written):
+    out, dirs = written
+    assert [d.name for d in dirs] == ["human_000", "object_000", "environment_000", "dynamic_000"]
+    loaded = cases.load_cases(out)
+    assert sorted(c["id"] for c in loaded) == sorted(d.name for d in dirs)
+    for case in loaded:
+        assert case["trajectories"] == TRAJECTORIES[case["family"]]
+        assert case["camera"]["width"] == W and case["camera"]["height"] == H
+        np.testing.assert_allclose(case["camera"]["intrinsics"], tj.intrinsics(W, H, 60.0))
+        frame = iio.imread(case["conditioning_frame"])
+        assert frame.shape == (H, W, 3) and frame.dtype == np.uint8
+        world = World.from_dict(case["world"])
+        K = np.array(case["camera"]["intrinsics"])
+        truth = render(world, np.eye(4), K, W, H, 0)
+        assert np.array_equal(frame, truth["rgb"])
+        ids = {e.target: e.instance for e in world.entities()}
+        for target in case["targets"]:
+            mask = iio.imread(target["mask"])
+            assert mask.shape == (H, W) and set(np.unique(mask)) <= {0, 255}
+            assert np.array_equal(mask > 0, truth["instance"] == ids[target["id"]])
+            assert mask.any()
+
+
+def test_dynamic_case_has_two_questions_per_aspect_with_true_and_false_answers(written):
+    out, _ = written
+    case = cases.load_case(out / "dynamic_000")
+    assert case["category"] in ("fill", "move", "lamp")
+    assert case["initial_state"] and case["action"] and case["expected_next_state"]
+    counts = Counter(q["aspect"] for q in case["questions"])
+    assert counts == {a: 2 for a in cases.ASPECTS}
+    for aspect in cases.ASPECTS:
+        answers = sorted(q["reference_answer"] for q in case["questions"] if q["aspect"] == aspect)
+        assert answers == [False, True]
+    first = case["questions"][0]
+    assert first["aspect"] == "return_progress" and first["reference_answer"] is True
+
+
+def test_static_cases_carry_no_event(written):
+    out, _ = written
+    for case_id in ("human_000", "object_000", "environment_000"):
+        case = cases.load_case(out / case_id)
+        assert "questions" not in case and "action" not in case
+
+
+def test_bytes_are_identical_across_writes(written, tmp_path):
+    out, _ = written
+    again = cases.write_embedded_cases(tmp_path, 1, W, H, TRAJECTORIES)
+    for case_dir in again:
+        for path in sorted(p for p in case_dir.rglob("*") if p.is_file()):
+            assert path.read_bytes() == (out / path.relative_to(tmp_path)).read_bytes(), path
+
+
+def test_reference_answers_follow_the_event():
+    world = generate_world("dynamic_000", "dynamic")
+    answers = cases._answers(world.events[0], tj.build("LR-Hold"))
+    assert answers == {"advanced_while_away": True, "back_to_initial": False,
+                       "kept_after_return": True, "reset_after_return": False,
+                       "complete_at_end": True, "initial_at_end": False,
+                       "gradual": True, "reversed": False}
+    world.events[0].start = 100  # starts after the camera has left: fails the event-start gate
+    with pytest.raises(ValueError, match="initial hold"):
+        cases._answers(world.events[0], tj.build("LR-Hold"))
+
+
+@pytest.mark.parametrize("case_id, edit, field, reason", [
+    ("human_000", lambda m: m.pop("prompt"), "prompt", "required field is missing"),
+    ("dynamic_000", lambda m: m["questions"].pop(), "questions", "has 7 items, needs at least 8"),
+    ("dynamic_000", lambda m: [q.update(aspect="final_state") for q in m["questions"][:2]],
+     "questions", "aspect return_progress has 0 questions, needs exactly 2"),
+    ("object_000", lambda m: m["targets"][0].update(mask="masks/nowhere.png"),
+     "targets[0].mask", "file not found"),
+    ("object_000", lambda m: m["camera"].update(width="64"),
+     "camera.width", "'64' is not of type 'integer'"),
+    ("dynamic_000", lambda m: m.pop("action"), "action", "required field is missing"),
+    ("human_000", lambda m: m.update(questions=[]), "questions", "not allowed for this family"),
+    ("object_000", lambda m: m["targets"][0].update(kind="animal"), "targets[0].kind",
+     "is not one of"),
+    ("environment_000", lambda m: m.update(trajectories=["LRLR", "spiral"]), "trajectories[1]",
+     "is not one of"),
+])
+def test_broken_manifest_names_case_field_and_reason(written, tmp_path, case_id, edit, field,
+                                                     reason):
+    case_dir, manifest = copy_case(written, tmp_path, case_id)
+    edit(manifest)
+    save(case_dir, manifest)
+    with pytest.raises(ValueError) as error:
+        cases.load_case(case_dir)
+    message = str(error.value)
+    assert message.startswith(f"case {case_id}: ")
+    assert f"{field}: " in message and reason in message
+
+
+def test_missing_id_is_reported_by_file(written, tmp_path):
+    case_dir, manifest = copy_case(written, tmp_path, "human_000")
+    del manifest["id"]
+    save(case_dir, manifest)
+    with pytest.raises(ValueError, match=r"case .*case\.json: id: required field is missing"):
+        cases.load_case(case_dir / cases.MANIFEST)
+
+
+def test_duplicate_case_ids_are_rejected(written, tmp_path):
+    for name in ("a", "b"):
+        copy_case(written, tmp_path, "human_000")[0].rename(tmp_path / name)
+    with pytest.raises(ValueError, match="human_000"):
+        cases.load_cases(tmp_path)
+
+
+def test_every_family_needs_trajectories(tmp_path):
+    with pytest.raises(ValueError, match="dynamic"):
+        cases.write_embedded_cases(tmp_path, 1, W, H, {"human": ["LR"], "object": ["LR"],
+                                                       "environment": ["LR"]})
