@@ -10,11 +10,23 @@ if not workflow.overwrite_configfiles:
 
 
 include: "rules/common.smk"
-include: "rules/permanence.smk"
+
+
+# Each study's rules are included when the config has that study.
+MAIN_TARGETS = []
+if "permanence" in config:
+
+    include: "rules/permanence.smk"
+
+    MAIN_TARGETS += ["results/permanence/table3.csv", "results/permanence/figure2.png"]
+if "worldmembench" in config:
+
+    include: "rules/worldmembench.smk"
+
+    MAIN_TARGETS += ["results/table2.csv"]
 
 
 rule all:
     default_target: True
     input:
-        "results/permanence/table3.csv",
-        "results/permanence/figure2.png",
+        MAIN_TARGETS,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine with Python 3.11:
-#   ./run.sh                  build the main target on the embedded default
+#   ./run.sh                  build every default target (rule all) on the embedded default
 #   ./run.sh test             run the test suite
 #   ./run.sh snakemake ARGS   any Snakemake command inside the project's environment
 # The first call creates .venv/ and installs the pinned dependencies (requirements.lock).
@@ -18,7 +18,7 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 
 case "${1:-main}" in
-    main) shift || true; exec snakemake --profile profiles/default results/permanence/table3.csv results/permanence/figure2.png "$@" ;;
+    main) shift || true; exec snakemake --profile profiles/default "$@" ;;
     test) shift; exec python -m pytest "$@" ;;
     snakemake) shift; exec snakemake --profile profiles/default "$@" ;;
     *) echo "usage: ./run.sh [main | test [pytest args] | snakemake [args]]" >&2; exit 2 ;;

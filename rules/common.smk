@@ -28,7 +28,7 @@ def repo_path(*parts):
 
 
 # -- permanence ----------------------------------------------------------------------------------
-PERM = config["permanence"]
+PERM = config.get("permanence", {"models": {}})
 PERM_MODELS = PERM["models"]
 PAPER_CHECKPOINTS = {"facebook/vjepa2-vitl-fpc64-256", "facebook/vjepa2-vith-fpc64-256", "facebook/vjepa2-vitg-fpc64-256"}
 PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
@@ -47,3 +47,10 @@ def model_weights(wildcards):
 def models_with(source):
     """Wildcard constraint matching the models of one source (nothing when there are none)."""
     return "|".join(m for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"
+
+
+# -- worldmembench -------------------------------------------------------------------------------
+def worldmembench_cases_dir(wildcards):
+    """The embedded cases rendered here, or the user's case directory."""
+    source = config["worldmembench"]["cases"]["source"]
+    return "results/worldmembench/cases" if source == "embedded" else source

@@ -36,3 +36,10 @@ def test_unreadable_file_names_path(tmp_path):
     bad.write_bytes(b"not a video")
     with pytest.raises(RuntimeError, match=re.escape(str(bad))):
         read_video(bad)
+
+
+def test_same_frames_give_the_same_bytes(tmp_path):
+    frames = np.random.default_rng(1).integers(0, 256, (4, 16, 16, 3), dtype=np.uint8)
+    write_video(tmp_path / "a.mkv", frames, fps=7.5)
+    write_video(tmp_path / "b.mkv", frames, fps=7.5)
+    assert (tmp_path / "a.mkv").read_bytes() == (tmp_path / "b.mkv").read_bytes()

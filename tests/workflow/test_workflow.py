@@ -1,9 +1,5 @@
 """Real Snakemake runs of the permanence study on tests/config/tiny.yaml."""
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,19 +14,8 @@ TABLES = ["table3.csv", "table3_long.csv"]
 pytestmark = pytest.mark.workflow
 
 
-def snakemake(workdir, config, *args, check=True):
-    """Run Snakemake on the workflow in ``workdir`` with ``config``; ``args`` are targets and flags."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-           "--cores", "2", *args, "--configfile", str(config)]
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if check and result.returncode:
-        raise AssertionError(f"snakemake failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
-    return result
-
-
 @pytest.fixture(scope="module")
-def two_runs(tmp_path_factory):
+def two_runs(tmp_path_factory, snakemake):
     dirs = [tmp_path_factory.mktemp(f"run{i}") for i in range(2)]
     for d in dirs:
         snakemake(d, TINY, "results/permanence/table3.csv", "results/permanence/figure2.png")
@@ -56,7 +41,7 @@ def test_two_runs_give_byte_identical_tables(two_runs):
         assert a.read_bytes() == b.read_bytes(), name
 
 
-def test_a_finished_run_has_nothing_left_to_do(two_runs):
+def test_a_finished_run_has_nothing_left_to_do(two_runs, snakemake):
     result = snakemake(two_runs[0], TINY, "-n", "results/permanence/table3.csv")
     assert "Nothing to be done" in result.stdout + result.stderr
 
@@ -66,7 +51,7 @@ def test_a_finished_run_has_nothing_left_to_do(two_runs):
     ({"permanence": {"bogus": 1}}, ["'bogus' was unexpected"]),
     ({"device": "gpu"}, ["device", "does not match"]),
 ])
-def test_bad_config_stops_with_the_key_and_the_expected_type(tmp_path, bad, words):
+def test_bad_config_stops_with_the_key_and_the_expected_type(tmp_path, bad, words, snakemake):
     config = yaml.safe_load(TINY.read_text())
     for key, value in bad.items():
         config[key] = {**config.get(key, {}), **value} if isinstance(value, dict) else value
@@ -78,7 +63,7 @@ def test_bad_config_stops_with_the_key_and_the_expected_type(tmp_path, bad, word
         assert word in result.stdout + result.stderr
 
 
-def test_gpu_is_requested_only_on_a_gpu_device(tmp_path):
+def test_gpu_is_requested_only_on_a_gpu_device(tmp_path, snakemake):
     config = yaml.safe_load(TINY.read_text())
     for device, gpu in [("cpu", "gpu=0"), ("cuda", "gpu=1")]:
         path = tmp_path / f"{device}.yaml"
@@ -88,7 +73,7 @@ def test_gpu_is_requested_only_on_a_gpu_device(tmp_path):
         assert gpu in probe_job.split("Shell command")[0]
 
 
-def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path):
+def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path, snakemake):
     """config/paper.yaml's models, with their weights already prefetched (the network boundary):
     tiny random VJEPA2Models stand in for the released ones, and the paper's numbers print beside ours."""
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -110,15 +95,12 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path):
     assert "p_present@0.00" in result.stdout + result.stderr
 
 
-def test_lint_is_clean(tmp_path):
+def test_lint_is_clean(tmp_path, snakemake):
     result = snakemake(tmp_path, TINY, "--lint")
     assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
 
 
-def test_config_overrides_apply_to_the_embedded_default(tmp_path):
+def test_config_overrides_apply_to_the_embedded_default(tmp_path, snakemake):
     """--config alone keeps config/config.yaml (its model) and overrides one key."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "-n", "--cores", "2", "--config", "threads=1"]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    out = snakemake(tmp_path, None, "-n", "--config", "threads=1").stdout
     assert "results/models/vjepa2-tiny-scratch" in out and "--threads 1 " in out

@@ -8,6 +8,7 @@ from worldmemory.worldmembench.metrics.dynamic_memory import (
     DynamicCase,
     JudgeAnswer,
     OracleEventJudge,
+    event_predicates,
     Question,
     decomposition,
     judge_frames,
@@ -142,11 +143,11 @@ def test_decomposition_rejects_ungated_scores():
 
 TRAJECTORY = rotation("LR-Hold")
 N = TRAJECTORY.n_frames
-
-
-def states(progress, start=4):
-    """Per-frame states: started from frame `start`, progress[t] as given."""
-    return [{"started": t >= start, "progress": float(p)} for t, p in enumerate(progress)]
+LEAVE, RETURN = 64, 267
+CHECKLIST = [("return_progress", "advanced_while_away"), ("return_progress", "back_to_initial"),
+             ("persistence_reset", "kept_after_return"), ("persistence_reset", "reset_after_return"),
+             ("final_state", "complete_at_end"), ("final_state", "initial_at_end"),
+             ("causal_physical", "gradual"), ("causal_physical", "reversed")]
 
 
 def ramp(t0, t1, t=np.arange(N)):
@@ -154,16 +155,33 @@ def ramp(t0, t1, t=np.arange(N)):
     return np.clip((t - t0) / (t1 - t0), 0.0, 1.0)
 
 
-def oracle_scores(event_states):
+TRUE_EVENT = ramp(4, 400)  # the world's event: starts in V, advances while away, completes
+TRUTH = event_predicates(TRUE_EVENT, LEAVE, RETURN)
+ORACLE_CASE = DynamicCase("filling", "empty", "liquid pours in", "full", tuple(
+    Question(f"q{i}", aspect, predicate, TRUTH[predicate], predicate)
+    for i, (aspect, predicate) in enumerate(CHECKLIST)))
+
+
+def states(progress, start=4):
+    """Per-frame states: started from frame `start`, progress[t] as given."""
+    return [{"started": t >= start, "progress": float(p)} for t, p in enumerate(progress)]
+
+
+def oracle_scores(event_states, case=ORACLE_CASE):
     frames = judge_frames(N)
     answer = OracleEventJudge(event_states).judge(
-        [np.zeros((2, 2))] * len(frames), frames, phase_ranges(TRAJECTORY), CASE)
-    return score_case(answer, CASE.questions)
+        [np.zeros((2, 2))] * len(frames), frames, phase_ranges(TRAJECTORY), case)
+    return score_case(answer, case.questions)
 
 
-def test_oracle_consistent_event_scores_one():
-    # Starts in V, keeps progressing while out of view, completes and stays complete.
-    assert oracle_scores(states(ramp(4, 400)))["overall"] == 1.0
+def test_predicates_of_the_true_event():
+    assert TRUTH == {"advanced_while_away": True, "back_to_initial": False, "kept_after_return": True,
+                     "reset_after_return": False, "complete_at_end": True, "initial_at_end": False,
+                     "gradual": True, "reversed": False}
+
+
+def test_oracle_on_the_true_event_scores_one():
+    assert oracle_scores(states(TRUE_EVENT))["overall"] == 1.0
 
 
 def test_oracle_event_that_never_starts_scores_zero():
@@ -176,49 +194,37 @@ def test_oracle_event_starting_only_after_the_hold_fails_the_gate():
     assert scores["started"] is False and scores["overall"] == 0.0
 
 
-def test_oracle_reset_while_out_of_view():
-    # Progress reaches ~0.13 by the end of V, resets to 0 during D1, stays there through the
-    # return, then restarts in view and completes: progress and persistence fail, the final state
-    # and causality hold.
-    progress = ramp(4, 400)
-    progress[100:] = ramp(300, 480)[100:]
+def test_oracle_event_reset_on_return():
+    # The amnesic reference model: the event restarts from its initial state when it comes back
+    # into view (frame 240) and does not complete by the end.
+    progress = TRUE_EVENT.copy()
+    progress[240:] = ramp(240, 640)[240:]
     scores = oracle_scores(states(progress))
     assert scores["started"] is True
-    assert scores["return_progress"] == 0.0
-    assert scores["persistence_reset"] == 0.0
-    assert scores["final_state"] == 1.0
-    assert scores["causal_physical"] == 1.0
+    assert scores["return_progress"] == 0.5  # lower at the return than when it left; not at 0 either
+    assert scores["persistence_reset"] == 1.0  # after the return it only rises
+    assert scores["final_state"] == 0.5  # not complete at the end (still not back to the start)
+    assert scores["causal_physical"] == 0.0  # a jump back: neither gradual nor monotone
     assert scores["overall"] == 0.5
 
 
 def test_oracle_event_frozen_while_out_of_view():
-    # No progress between the last judge frame before leaving (56) and the return (frame 267),
-    # no reset either. (Freezing only from frame 63 would still show progress 56 -> 264.)
-    progress = ramp(4, 400)
-    frozen = progress[56]
-    progress[57:268] = frozen
-    progress[268:] = np.maximum(frozen, ramp(268, 480)[268:])
+    progress = TRUE_EVENT.copy()
+    progress[LEAVE:RETURN + 1] = progress[LEAVE]
+    progress[RETURN + 1:] = np.maximum(progress[LEAVE], ramp(RETURN, 480)[RETURN + 1:])
     scores = oracle_scores(states(progress))
-    assert scores["return_progress"] == 0.0
+    assert scores["return_progress"] == 0.5  # did not advance while away
     assert scores["persistence_reset"] == scores["final_state"] == 1.0
-    assert scores["overall"] == 0.75
 
 
-def test_oracle_event_that_never_completes_fails_final_state():
-    scores = oracle_scores(states(0.8 * ramp(4, 400)))
-    assert scores["final_state"] == 0.0
-    assert scores["overall"] == 0.75
+def test_oracle_needs_a_predicate_for_every_question():
+    case = DynamicCase("c", "a", "b", "c", tuple(
+        Question(q.id, q.aspect, q.text, q.reference) for q in ORACLE_CASE.questions))
+    with pytest.raises(ValueError, match="predicate"):
+        oracle_scores(states(TRUE_EVENT), case)
 
 
-def test_oracle_effect_before_cause_fails_causality():
-    # The state changes at frame 1, before the event is marked started at frame 16.
-    scores = oracle_scores(states(ramp(0, 400), start=16))
-    assert scores["causal_physical"] == 0.0
-    assert scores["overall"] == 0.75
-
-
-def test_oracle_only_sees_sampled_frames():
-    # A one-frame reset at frame 101 falls between judge frames 96 and 104: invisible to it.
-    progress = ramp(4, 400)
-    progress[101] = 0.0
-    assert oracle_scores(states(progress))["overall"] == 1.0
+def test_oracle_gate_only_sees_sampled_frames_of_the_hold():
+    # Marked started only at frame 63, between judge frames 56 and 64 (64 is already D1).
+    scores = oracle_scores(states(ramp(63, 400), start=63))
+    assert scores["started"] is False

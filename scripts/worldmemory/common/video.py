@@ -42,7 +42,8 @@ def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float) -> None
             fps=fps,
             quality=None,
             codec="libx264rgb",
-            output_params=["-qp", "0"],
+            # bitexact: no random container ids or encoder tags, so the same frames give the same bytes
+            output_params=["-qp", "0", "-fflags", "+bitexact", "-flags:v", "+bitexact"],
             macro_block_size=1,
             ffmpeg_log_level="error",
         )

@@ -91,18 +91,30 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> None:
     df.to_csv(path, index=False, lineterminator="\n")
 
 
+def add_paper_options(parser: argparse.ArgumentParser, values_file: str, example: str) -> None:
+    """The options every table CLI shares for printing the paper's numbers beside ours."""
+    parser.add_argument("--paper", help=values_file)
+    parser.add_argument("--out-paper", help="side-by-side CSV; needs --paper")
+    parser.add_argument("--paper-models", nargs="*", default=[], metavar="RUN=PAPER_MODEL",
+                        help=f"our runs of the paper's models, e.g. {example}")
+
+
+def paper_runs(parser: argparse.ArgumentParser, args) -> dict[str, str]:
+    """Paper model -> our run, from --paper-models RUN=PAPER_MODEL (checks --paper/--out-paper)."""
+    if bool(args.paper) != bool(args.out_paper):
+        parser.error("--paper and --out-paper go together")
+    return {paper_model: run for run, paper_model in (m.split("=", 1) for m in args.paper_models)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probe", nargs="+", required=True, help="per-scene probe CSVs, one per model")
     parser.add_argument("--out-wide", required=True)
     parser.add_argument("--out-long", required=True)
-    parser.add_argument("--paper", help="resources/paper_values/permanence_table3.csv")
-    parser.add_argument("--out-paper", help="side-by-side CSV; needs --paper")
-    parser.add_argument("--paper-models", nargs="*", default=[], metavar="RUN=HF_ID",
-                        help="runs that used the paper's checkpoints, e.g. vith=facebook/vjepa2-vith-fpc64-256")
+    add_paper_options(parser, "resources/paper_values/permanence_table3.csv",
+                      "vith=facebook/vjepa2-vith-fpc64-256")
     args = parser.parse_args(argv)
-    if bool(args.paper) != bool(args.out_paper):
-        parser.error("--paper and --out-paper go together")
+    runs = paper_runs(parser, args)
 
     scenes = pd.concat([pd.read_csv(path) for path in args.probe], ignore_index=True)
     wide, long = table3(belief_curve(scenes))
@@ -113,7 +125,6 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.paper:
         paper = pd.read_csv(args.paper)
-        runs = {hf_id: run for run, hf_id in (m.split("=", 1) for m in args.paper_models)}
         side = paper_side_by_side(long, paper, runs)
         write_csv(side, args.out_paper)
         print()

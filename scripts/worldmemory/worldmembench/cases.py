@@ -24,6 +24,7 @@ import numpy as np
 import yaml
 
 from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
 from worldmemory.worldmembench.world import FAMILIES, Box, Event, World, generate_world, render
 
 MANIFEST = "case.json"
@@ -193,15 +194,18 @@ def _repeated(field: str, ids: list[str]) -> list[str]:
 
 
 def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
-                         trajectories: dict[str, list[str]]) -> list[Path]:
+                         trajectories: dict[str, list[str]], trajectory_params: dict | None = None) -> list[Path]:
     """Write ``per_family`` procedural cases per family (ids like 'human_000') under out_dir.
 
     Each case directory gets conditioning.png (identity pose, frame 0), masks/<target>.png (the
     target's instance mask in that frame, 0/255) and case.json with the world description; dynamic
     cases also get the event description and the eight-question checklist. The camera is the
     trajectories' default pinhole (60 degree horizontal FoV) at width x height. Deterministic: the
-    same arguments give the same bytes. Returns the case directories.
+    same arguments give the same bytes. ``trajectory_params`` (frame counts, amplitudes) are those
+    the rollouts will use, so a dynamic case's reference answers hold for its actual trajectories.
+    Returns the case directories.
     """
+    trajectory_params = dict(trajectory_params or {})
     missing = [f for f in FAMILIES if f not in trajectories]
     if missing:
         raise ValueError(f"no trajectories given for families: {', '.join(missing)}")
@@ -236,7 +240,7 @@ def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
                 "trajectories": names,
             }
             if family == "dynamic":
-                manifest.update(_event_fields(case_id, world.events[0], names, width, height))
+                manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
             manifest["world"] = world.to_dict()
             (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
             load_case(case_dir)  # what we write must pass what we read
@@ -274,10 +278,11 @@ def _prompt(world: World) -> str:
     return f"{room} {EVENTS[world.events[0].mechanism][1]}"
 
 
-def _event_fields(case_id: str, event: Event, names: list[str], width: int, height: int) -> dict:
+def _event_fields(case_id: str, event: Event, names: list[str], width: int, height: int,
+                  trajectory_params: dict) -> dict:
     """Event description and checklist; answers are the predicates evaluated on the event's
     ground-truth progress along each trajectory, which must agree."""
-    answers = [_answers(event, tj.build(n, width=width, height=height)) for n in names]
+    answers = [_answers(event, tj.build(n, width=width, height=height, **trajectory_params)) for n in names]
     if any(a != answers[0] for a in answers):
         raise ValueError(f"case {case_id}: reference answers differ between trajectories {names}")
     initial, action, expected, questions = EVENTS[event.mechanism]
@@ -286,7 +291,7 @@ def _event_fields(case_id: str, event: Event, names: list[str], width: int, heig
         "action": action,
         "expected_next_state": expected,
         "questions": [{"id": f"q{i}", "aspect": aspect, "question": questions[predicate],
-                       "reference_answer": answers[0][predicate]}
+                       "reference_answer": answers[0][predicate], "predicate": predicate}
                       for i, (aspect, predicate) in enumerate(CHECKLIST, start=1)],
     }
 
@@ -299,17 +304,27 @@ def _answers(event: Event, traj: tj.Trajectory) -> dict[str, bool]:
     """
     p = np.array([event.state(f)["progress"] for f in range(traj.n_frames)])
     away, back = traj.revisits()[0]
-    leave, ret = away.start, back.end - 1
-    if p[leave] <= 0:
+    if p[away.start] <= 0:
         raise ValueError(f"{event.target} does not start during the initial hold of {traj.name}")
-    step = np.diff(p)
-    return {
-        "advanced_while_away": bool(p[ret] > p[leave]),
-        "back_to_initial": bool(p[ret] == p[0]),
-        "kept_after_return": bool(np.all(p[ret:] >= p[ret])),
-        "reset_after_return": bool(np.any(p[ret:] < p[ret])),
-        "complete_at_end": bool(p[-1] == 1.0),
-        "initial_at_end": bool(p[-1] == p[0]),
-        "gradual": bool(np.abs(step).max() <= 0.05),  # no frame changes it by over 5 %
-        "reversed": bool(np.any(step < 0)),
-    }
+    return event_predicates(p, away.start, back.end - 1)
+
+
+def main(argv=None):
+    """Write the embedded default's cases (rule worldmembench_cases)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--per-family", type=int, required=True)
+    ap.add_argument("--width", type=int, required=True)
+    ap.add_argument("--height", type=int, required=True)
+    ap.add_argument("--trajectories", required=True, help="JSON: family -> trajectory names")
+    ap.add_argument("--trajectory-params", default="{}", help="JSON: trajectories.build keyword arguments")
+    args = ap.parse_args(argv)
+    written = write_embedded_cases(args.out, args.per_family, args.width, args.height,
+                                   json.loads(args.trajectories), json.loads(args.trajectory_params))
+    print(f"[cases] {len(written)} embedded cases -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -30,12 +30,17 @@ JUDGE_STRIDE = 8  # Appendix D.1
 
 @dataclass(frozen=True)
 class Question:
-    """One frozen checklist item (Section 4.5): binary, with a fixed reference answer."""
+    """One frozen checklist item (Section 4.5): binary, with a fixed reference answer.
+
+    ``predicate`` names the machine-checkable statement (PREDICATES) behind the question where the
+    case has one (the embedded default's cases): the oracle judge answers it from event state.
+    """
 
     id: str
     aspect: str
     text: str
     reference: bool
+    predicate: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,27 +114,40 @@ def phase_ranges(trajectory: Trajectory) -> list[dict]:
     return ranges
 
 
+PREDICATES = ("advanced_while_away", "back_to_initial", "kept_after_return", "reset_after_return",
+              "complete_at_end", "initial_at_end", "gradual", "reversed")
+
+
+def event_predicates(progress, leave: int, ret: int) -> dict[str, bool]:
+    """Truth of each checklist predicate for an event's per-frame progress along a trajectory.
+
+    ``leave`` is the first frame of D1 (the camera turns away), ``ret`` the last frame of R1 (it is
+    back, Section 3.3). Progress 0 is the initial state, 1 the expected next state. The same
+    function gives a case's reference answers (on the world's true event) and the oracle judge's
+    answers (on the event a model drew), so a model that draws the true event scores 1.
+    """
+    p = np.asarray(progress, dtype=float)
+    step = np.diff(p)
+    return {
+        "advanced_while_away": bool(p[ret] > p[leave]),
+        "back_to_initial": bool(p[ret] == p[0]),
+        "kept_after_return": bool(np.all(p[ret:] >= p[ret])),
+        "reset_after_return": bool(np.any(p[ret:] < p[ret])),
+        "complete_at_end": bool(p[-1] == 1.0),
+        "initial_at_end": bool(p[-1] == p[0]),
+        "gradual": bool(np.abs(step).max() <= 0.05),  # no frame changes it by over 5 %
+        "reversed": bool(np.any(step < 0)),
+    }
+
+
 class OracleEventJudge:
-    """A judge that reads ground-truth event state instead of pixels.
+    """A judge that reads ground-truth event state instead of pixels (reference models only).
 
-    states has one dict per rollout frame, {"started": bool, "progress": float}, written by a
-    reference model of the event: progress 0 is the initial state, 1 the expected next state.
-    Like the VLM, the oracle only sees the sampled frame_indices; "the state at frame t" means
-    the state at the latest sampled frame <= t.
-
-    Event start: started is True at some sampled frame of V.
-    Each question is answered with its reference answer when its aspect's check holds and with
-    the negation otherwise (both questions of an aspect share one check; the oracle cannot read
-    their free text):
-      return_progress    for every revisit k, progress at the end of R_k (the camera is back)
-                         exceeds progress just before D_k starts (when the camera left): the event
-                         advanced while out of view. An event already complete when the camera
-                         leaves cannot advance, so it fails too.
-      persistence_reset  progress never decreases and started never turns False again once True,
-                         over all sampled frames: nothing resets, in view or out of it.
-      final_state        progress at the last frame is >= 1: the expected next state is shown.
-      causal_physical    progress stays in [0, 1] (never beyond the expected next state) and does
-                         not change before the first started frame (no effect before its cause).
+    ``states`` has one dict per rollout frame, {"started": bool, "progress": float}, of the event
+    the model drew. The start gate looks, like the VLM, at the sampled frames inside V. Each
+    question is answered by evaluating its predicate (:func:`event_predicates`) on the drawn
+    progress of every frame: the oracle is exact, where the VLM sees only the sampled frames.
+    Questions without a predicate (user cases) cannot be answered by the oracle.
     """
 
     def __init__(self, states: Sequence[dict]):
@@ -139,33 +157,14 @@ class OracleEventJudge:
               phases: Sequence[dict], case: DynamicCase) -> JudgeAnswer:
         if len(frames) != len(frame_indices):
             raise ValueError("need one frame index per frame")
-        indices = sorted(frame_indices)
-        if indices[0] != 0 or indices[-1] != len(self.states) - 1:
-            raise ValueError("frame_indices must include the first and last frame of the states")
-        seen = [self.states[i] for i in indices]
-        progress = np.array([float(s["progress"]) for s in seen])
-        started = [bool(s["started"]) for s in seen]
+        missing = [q.id for q in case.questions if q.predicate not in PREDICATES]
+        if missing:
+            raise ValueError(f"case {case.case_id}: questions {missing} have no predicate the oracle can check")
         by_name = {p["name"]: p for p in phases}
-
-        def progress_at(frame: int) -> float:
-            return progress[np.searchsorted(indices, frame, side="right") - 1]
-
-        event_started = any(s for i, s in zip(indices, started) if i < by_name["V"]["end"])
-        n_revisits = sum(name.startswith("R") for name in by_name)
-        first_start = started.index(True) if any(started) else len(started)
-        left = [progress_at(by_name[f"D{k}"]["start"] - 1) for k in range(1, n_revisits + 1)]
-        back = [progress_at(by_name[f"R{k}"]["end"] - 1) for k in range(1, n_revisits + 1)]
-        holds = {
-            "return_progress": all(b > a for a, b in zip(left, back)),
-            "persistence_reset": bool(np.all(np.diff(progress) >= 0))
-            and all(started[first_start:]),
-            "final_state": progress[-1] >= 1.0,
-            "causal_physical": bool(np.all((progress >= 0) & (progress <= 1)))
-            and bool(np.all(progress[:first_start] == progress[0])),
-        }
-        answers = {q.id: q.reference if holds[q.aspect] else not q.reference
-                   for q in case.questions}
-        return JudgeAnswer(started=event_started, answers=answers)
+        started = any(self.states[i]["started"] for i in frame_indices if i < by_name["V"]["end"])
+        progress = [float(s["progress"]) for s in self.states]
+        truth = event_predicates(progress, by_name["D1"]["start"], by_name["R1"]["end"] - 1)
+        return JudgeAnswer(started=started, answers={q.id: truth[q.predicate] for q in case.questions})
 
 
 def score_case(answer: JudgeAnswer, questions: Sequence[Question]) -> dict:

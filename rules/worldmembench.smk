@@ -1,0 +1,99 @@
+# WorldMemBench: cases -> per-model rollouts -> per-model scores -> Table 2 and Table 5.
+
+WMB = config["worldmembench"]
+WMB_MODELS = WMB["models"]
+WMB_EMBEDDED = WMB["cases"]["source"] == "embedded"
+
+
+rule worldmembench_cases:
+    output:
+        directory("results/worldmembench/cases"),
+    params:
+        per_family=WMB["cases"]["per_family"],
+        width=WMB["cases"]["width"],
+        height=WMB["cases"]["height"],
+        trajectories=json.dumps(WMB["cases"]["trajectories"], sort_keys=True),
+        trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
+    log:
+        "results/logs/worldmembench/cases.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m worldmemory.worldmembench.cases --out {output} --per-family {params.per_family}"
+        " --width {params.width} --height {params.height} --trajectories {params.trajectories:q}"
+        " --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log}"
+
+
+rule worldmembench_rollout:
+    input:
+        cases=worldmembench_cases_dir,
+    output:
+        directory("results/worldmembench/rollouts/{model}"),
+    params:
+        reference=lambda wc: WMB_MODELS[wc.model]["reference"],
+        params=lambda wc: json.dumps(WMB_MODELS[wc.model].get("params", {}), sort_keys=True),
+        trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
+    log:
+        "results/logs/worldmembench/rollout_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=0,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m worldmemory.worldmembench.rollout --cases {input.cases} --model {wildcards.model}"
+        " --kind reference --reference {params.reference} --params {params.params:q}"
+        " --trajectory-params {params.trajectory_params:q} --out {output} 2>&1 | tee {log}"
+
+
+rule worldmembench_score:
+    input:
+        cases=worldmembench_cases_dir,
+        rollouts="results/worldmembench/rollouts/{model}",
+    output:
+        "results/worldmembench/scores/{model}.csv",
+    params:
+        features=WMB["features"],
+    log:
+        "results/logs/worldmembench/score_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+        gpu=0,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m worldmemory.worldmembench.score --cases {input.cases} --rollouts {input.rollouts}"
+        " --features {params.features} --out {output} 2>&1 | tee {log}"
+
+
+rule worldmembench_table2:
+    input:
+        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+    output:
+        table2="results/table2.csv",
+        table5="results/worldmembench/table5.csv",
+        provenance="results/table2.json",
+    params:
+        config=CONFIG_JSON,
+    log:
+        "results/logs/worldmembench/table2.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/core.yaml"
+    shell:
+        "(python -m worldmemory.worldmembench.tables --scores {input.scores} --table2 {output.table2}"
+        " --table5 {output.table5}"
+        " && python -m worldmemory.common.provenance --config {params.config:q}"
+        " --outputs {output.table2} {output.table5} --out {output.provenance})"
+        " 2>&1 | tee {log}"

@@ -1,0 +1,204 @@
+"""WorldMemBench Table 2 (main results) and Table 5 (Dynamic Memory decomposition) from scores.
+
+Input: the tidy rows of ``score.py`` for one or more models. Aggregation (Section 4):
+  * Static Memory (Human, Object) and Environment metrics: Eq. 1 per rollout (case x trajectory):
+    each target's K prescribed revisits are averaged with an invalid revisit scoring 0
+    (aggregate.rollout_score), then targets are averaged; the model's value is the mean over its
+    rollouts, each rollout weighing the same. A rollout with a valid but uncomputed (NaN) revisit
+    is NaN, and so is the model's value: a missing backend is never read as a zero.
+  * Dynamic Memory: mean over the model's dynamic rollouts of each gated score (one LR-Hold video
+    per case, so the mean over cases; Overall is Table 5's S_gated).
+  * Camera Following: mean over the rollouts of the relevant trajectories (translation for
+    RPE_trans, rotations for RPE_rot); rollouts whose RPE is NaN are left out.
+  * General Video Quality: mean over rollouts (video_quality.benchmark_score); NaN while no
+    predictor runs, with the reason in ``table2_reasons``.
+Floats are rounded to 6 decimals and CSVs written with a fixed line terminator, so they are
+byte-stable across runs. This module runs in the light environment (no video or torch stack), so
+it does not import score.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pandas as pd
+
+from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
+from worldmemory.worldmembench.metrics.aggregate import rollout_score
+from worldmemory.worldmembench.metrics.dynamic_memory import decomposition
+from worldmemory.worldmembench.metrics.video_quality import benchmark_score
+
+QUALITY = ("imaging_quality", "aesthetic_quality")
+STATIC = ("human_identity", "human_appearance", "object_appearance", "object_geometry",
+          "env_visible", "env_depth", "env_recon")
+DYNAMIC = ("dyn_return_progress", "dyn_persistence_reset", "dyn_final_state",
+           "dyn_causal_physical", "dyn_overall")
+CAMERA = ("rpe_trans", "rpe_rot")
+TABLE2_COLUMNS = ["model", *QUALITY, *STATIC, *DYNAMIC, *CAMERA]  # the paper's column order
+TABLE5_COLUMNS = ["model", "n", "started", "p_start", "S_cond", "S_gated"]
+ROW_KEYS = ["model", "case", "trajectory", "metric", "target", "revisit"]
+SHORT = {  # Table 2's header abbreviations, for printing
+    "imaging_quality": "Imaging", "aesthetic_quality": "Aesth.", "human_identity": "H.Id",
+    "human_appearance": "H.App", "object_appearance": "O.App", "object_geometry": "O.Geo",
+    "env_visible": "Env.Vis", "env_depth": "Env.Dep", "env_recon": "Env.Rec",
+    "dyn_return_progress": "Prog.", "dyn_persistence_reset": "Persist.",
+    "dyn_final_state": "Final", "dyn_causal_physical": "Phys.", "dyn_overall": "Overall",
+    "rpe_trans": "Trans.", "rpe_rot": "Rot.",
+}
+
+
+def read_scores(paths) -> pd.DataFrame:
+    """Concatenated score CSVs (score.write_scores); only an empty value is NaN, so a target or
+    model named 'NA' stays a string."""
+    text = {c: str for c in ("model", "case", "family", "trajectory", "metric", "target", "reason")}
+    frames = [pd.read_csv(p, keep_default_na=False, na_values={"value": [""]}, dtype=text)
+              for p in paths]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _eq1(rows: pd.DataFrame) -> float:
+    """S_rollout of Eq. 1 from one rollout's rows of one per-revisit metric.
+
+    K is the number of prescribed revisits, which score.py writes a row for whether or not the
+    target was observed; every target must have rows for exactly revisits 1..K.
+    """
+    if (rows["valid"] & rows["value"].isna()).any():
+        return math.nan
+    k = int(rows["revisit"].max())
+    scores = {}
+    for target, group in rows.sort_values("revisit").groupby("target", sort=True):
+        if list(group["revisit"]) != list(range(1, k + 1)):
+            raise ValueError(f"target {target!r} has revisits {list(group['revisit'])}, "
+                             f"expected 1..{k}")
+        scores[target] = [v if ok else None for v, ok in zip(group["value"], group["valid"])]
+    return rollout_score(scores, k)
+
+
+def _aggregate(metric: str, rows: pd.DataFrame) -> float:
+    """One model's Table 2 value of ``metric`` from its rows of that metric (see module doc)."""
+    if rows.empty:
+        return math.nan
+    if metric in STATIC:
+        per_rollout = [_eq1(r) for _, r in rows.groupby(["case", "trajectory"], sort=True)]
+        return float(np.mean(per_rollout))
+    if metric in CAMERA:
+        finite = rows["value"].dropna()
+        return float(finite.mean()) if len(finite) else math.nan
+    if metric in QUALITY:
+        return benchmark_score(rows["value"].to_numpy())
+    return float(np.mean(rows["value"].to_numpy()))  # dynamic: NaN stays NaN
+
+
+def _checked(scores: pd.DataFrame) -> pd.DataFrame:
+    duplicated = scores.duplicated(ROW_KEYS)
+    if duplicated.any():
+        first = scores.loc[duplicated, ROW_KEYS].iloc[0].to_dict()
+        raise ValueError(f"score rows repeat, e.g. {first}; was a score file given twice?")
+    return scores
+
+
+def table2(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per model (in order of first appearance), columns TABLE2_COLUMNS."""
+    scores = _checked(scores)
+    rows = []
+    for model, own in scores.groupby("model", sort=False):
+        by_metric = dict(tuple(own.groupby("metric")))
+        rows.append({"model": model, **{m: _aggregate(m, by_metric.get(m, own.iloc[:0]))
+                                        for m in TABLE2_COLUMNS[1:]}})
+    return pd.DataFrame(rows, columns=TABLE2_COLUMNS).round(DECIMALS)
+
+
+def table2_reasons(scores: pd.DataFrame) -> pd.DataFrame:
+    """Why each NaN cell of Table 2 is NaN: columns model, metric, reason.
+
+    The reason is that of the model's rows of the metric with a NaN value (distinct reasons
+    joined by '; '), or that the model has no rows of it (no case or trajectory that scores it).
+    """
+    table = table2(scores)
+    out = []
+    for row in table.itertuples(index=False):
+        for metric in TABLE2_COLUMNS[1:]:
+            if not math.isnan(getattr(row, metric)):
+                continue
+            own = scores[(scores["model"] == row.model) & (scores["metric"] == metric)]
+            reasons = sorted(set(own.loc[own["value"].isna(), "reason"]) - {""})
+            reason = "; ".join(reasons) if len(own) else "no rollout of this model scores it"
+            out.append({"model": row.model, "metric": metric, "reason": reason})
+    return pd.DataFrame(out, columns=["model", "metric", "reason"])
+
+
+def table5(scores: pd.DataFrame) -> pd.DataFrame:
+    """Appendix D.2 decomposition (n, started, p_start, S_cond, S_gated) per model with dynamic
+    rollouts, via dynamic_memory.decomposition over its videos."""
+    scores = _checked(scores)
+    rows = []
+    for model, own in scores.groupby("model", sort=False):
+        dynamic = own[own["metric"].isin(["dyn_started", "dyn_overall"])]
+        if dynamic.empty:
+            continue
+        wide = dynamic.pivot(index=["case", "trajectory"], columns="metric", values="value")
+        videos = [{"started": bool(s), "overall": o}
+                  for s, o in zip(wide["dyn_started"], wide["dyn_overall"])]
+        rows.append({"model": model, **decomposition(videos)})
+    return pd.DataFrame(rows, columns=TABLE5_COLUMNS).round(DECIMALS)
+
+
+def paper_side_by_side(table2_: pd.DataFrame, table5_: pd.DataFrame, paper: pd.DataFrame,
+                       runs: dict[str, str]) -> pd.DataFrame:
+    """Each number the paper states for a model we ran, next to ours; note carries the source.
+
+    paper has columns model, metric, value, source, where metric is a column of Table 2 or 5;
+    ``runs`` maps a paper model name to the name of our run of it.
+    """
+    ours_by_run = table2_.set_index("model").join(table5_.set_index("model"), how="outer")
+    paper = paper[paper["model"].isin(runs)]
+    ours = [float(ours_by_run.at[runs[r.model], r.metric])
+            if runs[r.model] in ours_by_run.index else math.nan for r in paper.itertuples()]
+    notes = [src if not math.isnan(v) else f"not in our run; {src}"
+             for v, src in zip(ours, paper["source"])]
+    table = pd.DataFrame({
+        "model": paper["model"].to_numpy(),
+        "run": paper["model"].map(runs).to_numpy(),
+        "metric": paper["metric"].to_numpy(),
+        "paper": paper["value"].to_numpy(dtype=float),
+        "ours": ours,
+        "note": notes,
+    })
+    return table.round(DECIMALS)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scores", nargs="+", required=True, help="score CSVs (score.py)")
+    parser.add_argument("--table2", required=True)
+    parser.add_argument("--table5", required=True)
+    parser.add_argument("--reasons", help="CSV of why each NaN cell of Table 2 is NaN")
+    add_paper_options(parser, "resources/paper_values/worldmembench_table2.csv", "lingbot=LingBot-World")
+    args = parser.parse_args(argv)
+    runs = paper_runs(parser, args)
+
+    scores = read_scores(args.scores)
+    main_table, decomposed = table2(scores), table5(scores)
+    write_csv(main_table, args.table2)
+    write_csv(decomposed, args.table5)
+    print(main_table.rename(columns=SHORT).to_string(index=False, float_format="%.3f"))
+    reasons = table2_reasons(scores)
+    if args.reasons:
+        write_csv(reasons, args.reasons)
+    for r in reasons.itertuples():
+        print(f"  {r.model} {r.metric}: NaN ({r.reason})")
+    if not decomposed.empty:
+        print()
+        print(decomposed.to_string(index=False, float_format="%.3f"))
+
+    if args.paper:
+        side = paper_side_by_side(main_table, decomposed, pd.read_csv(args.paper), runs)
+        write_csv(side, args.out_paper)
+        print()
+        print(side.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
