@@ -23,7 +23,7 @@ if "worldmembench" in config:
 
     include: "rules/worldmembench.smk"
 
-    MAIN_TARGETS += ["results/table2.csv"]
+    MAIN_TARGETS += ["results/table2.csv", "results/worldmembench/figure5.png"]
 
 
 rule all:

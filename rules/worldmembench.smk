@@ -97,3 +97,33 @@ rule worldmembench_table2:
         " && python -m worldmemory.common.provenance --config {params.config:q}"
         " --outputs {output.table2} {output.table5} --out {output.provenance})"
         " 2>&1 | tee {log}"
+
+
+rule worldmembench_revisits:
+    input:
+        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+    output:
+        table8="results/worldmembench/table8.csv",
+        table9="results/worldmembench/table9.csv",
+        table10="results/worldmembench/table10.csv",
+        figure5_png="results/worldmembench/figure5.png",
+        figure5_pdf="results/worldmembench/figure5.pdf",
+        provenance="results/worldmembench/revisits.json",
+    params:
+        config=CONFIG_JSON,
+    log:
+        "results/logs/worldmembench/revisits.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/core.yaml"
+    shell:
+        "(python -m worldmemory.worldmembench.revisits --scores {input.scores} --table8 {output.table8}"
+        " --table9 {output.table9} --table10 {output.table10} --figure5-png {output.figure5_png}"
+        " --figure5-pdf {output.figure5_pdf}"
+        " && python -m worldmemory.common.provenance --config {params.config:q}"
+        " --outputs {output.table8} {output.table9} {output.table10} {output.figure5_png} {output.figure5_pdf}"
+        " --out {output.provenance})"
+        " 2>&1 | tee {log}"

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.workflow
 def runs(tmp_path_factory, snakemake):
     dirs = [tmp_path_factory.mktemp(f"wmb{i}") for i in range(2)]
     for d in dirs:
-        snakemake(d, TINY, "results/table2.csv")
+        snakemake(d, TINY, "results/table2.csv", "results/worldmembench/figure5.png")
     return dirs
 
 
@@ -53,8 +53,21 @@ def test_unavailable_metrics_are_nan_not_made_up(table2):
     assert table2[["imaging_quality", "aesthetic_quality", "human_identity"]].isna().all().all()
 
 
+def test_revisit_tables_separate_memory_from_drift(runs):
+    """Table 10: the omniscient model scores the same at both LRLR revisits; a drifting model
+    remembers less at the second (d = R1 - R2 > 0)."""
+    t10 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table10.csv").set_index(["model", "metric"])
+    assert t10.loc[("omniscient", "human_appearance"), "d_LRLR"] == pytest.approx(0.0, abs=1e-9)
+    assert t10.loc[("drifting", "human_appearance"), "d_LRLR"] > 0
+    t9 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table9.csv")
+    assert set(t9["model"]) == {"mean"}
+    t8 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table8.csv")
+    assert set(t8["trajectory"]) == {"LRLR", "LRUD"}
+    assert (runs[0] / "results" / "worldmembench" / "figure5.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_two_runs_give_byte_identical_tables(runs):
-    for name in ["table2.csv", "worldmembench/table5.csv"]:
+    for name in ["table2.csv", "worldmembench/table5.csv", "worldmembench/table10.csv", "worldmembench/figure5.png"]:
         a, b = (d / "results" / name for d in runs)
         assert a.read_bytes() == b.read_bytes(), name
 

@@ -76,7 +76,7 @@ def _eq1(rows: pd.DataFrame) -> float:
     return rollout_score(scores, k)
 
 
-def _aggregate(metric: str, rows: pd.DataFrame) -> float:
+def aggregate_metric(metric: str, rows: pd.DataFrame) -> float:
     """One model's Table 2 value of ``metric`` from its rows of that metric (see module doc)."""
     if rows.empty:
         return math.nan
@@ -105,7 +105,7 @@ def table2(scores: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for model, own in scores.groupby("model", sort=False):
         by_metric = dict(tuple(own.groupby("metric")))
-        rows.append({"model": model, **{m: _aggregate(m, by_metric.get(m, own.iloc[:0]))
+        rows.append({"model": model, **{m: aggregate_metric(m, by_metric.get(m, own.iloc[:0]))
                                         for m in TABLE2_COLUMNS[1:]}})
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS).round(DECIMALS)
 
