@@ -223,7 +223,7 @@ def main(argv=None):
     df.to_csv(args.out, index=False, float_format="%.8g")
     info = {
         "model": args.model_name,
-        "identity": describe(backend.model, spec),
+        "identity": describe(backend.model, spec, prober.model_key),
         "device": args.device,
         "scenes": len({s["id"] for s in manifest["scenes"]}),
         "encoder_requests": prober.encodings.requests,

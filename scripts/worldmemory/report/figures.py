@@ -7,6 +7,7 @@ file metadata that would carry a date or version is dropped so that reruns give 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
 import seaborn as sns
@@ -46,9 +47,16 @@ def figure2(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
         ax.legend(fontsize="x-small", loc="upper right")
     axes[0].set_ylabel("P(present)")
     fig.suptitle("Belief that a hidden object is still there (Tracking Is Not Permanence, Figure 2a)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
+def save_figure(fig, out_png, out_pdf) -> None:
+    """Write a figure as PNG and PDF without dated or versioned metadata (same bytes on rerun)."""
+    for path in (out_png, out_pdf):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_png, dpi=150, metadata={"Software": None})
     fig.savefig(out_pdf, metadata={"CreationDate": None})
-    return fig
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from worldmemory.report.figures import save_figure
 from worldmemory.report.tables import DECIMALS, write_csv
 from worldmemory.worldmembench.tables import SHORT, STATIC, aggregate_metric, read_scores, table2
 
@@ -121,7 +121,7 @@ def figure5(scores: pd.DataFrame, out_png, out_pdf,
 
     Colours from seaborn's colorblind palette, models in order of first appearance; a model
     without rows of a metric has no line in that panel. Writes PNG and PDF with the date and
-    version metadata dropped (as report/figures.py), so reruns give the same bytes; returns the
+    version metadata dropped (report.figures.save_figure), so reruns give the same bytes; returns the
     Figure. Missing output folders are created.
     """
     table = revisit_scores(scores, FIGURE5_TRAJECTORY)
@@ -143,10 +143,7 @@ def figure5(scores: pd.DataFrame, out_png, out_pdf,
         fig.legend(list(lines.values()), list(lines), loc="outside right center", fontsize="small")
     fig.suptitle(f"Per-model change across the three revisits of {FIGURE5_TRAJECTORY} "
                  "(cf. WorldMemBench Figure 5)")
-    for path in (out_png, out_pdf):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png, dpi=150, metadata={"Software": None})
-    fig.savefig(out_pdf, metadata={"CreationDate": None})
+    save_figure(fig, out_png, out_pdf)
     return fig
 
 
