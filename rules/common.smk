@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 
 from snakemake.utils import min_version, validate
 
@@ -19,7 +20,13 @@ DEVICE = config["device"]
 THREADS = config["threads"]
 # Model rules ask the scheduler for a GPU only when the configured device is one (0 on the CPU default).
 GPU = 1 if DEVICE.startswith("cuda") else 0
-CONFIG_JSON = json.dumps(config, sort_keys=True)
+_CONFIG_TEXT = json.dumps(config, sort_keys=True)
+
+
+def config_json(wildcards):
+    """The resolved config as JSON for provenance; a function, so that braces in it (an
+    external model's command template) are not read as wildcards."""
+    return _CONFIG_TEXT
 
 
 def repo_path(*parts):
@@ -54,3 +61,33 @@ def worldmembench_cases_dir(wildcards):
     """The embedded cases rendered here, or the user's case directory."""
     source = config["worldmembench"]["cases"]["source"]
     return "results/worldmembench/cases" if source == "embedded" else source
+
+
+def worldmembench_rollout_args(wildcards):
+    """The rollout CLI's model arguments: a reference model or an external command template,
+    and the trajectory parameters (the study's, updated with the model's own)."""
+    study = config["worldmembench"]
+    spec = study["models"][wildcards.model]
+    trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
+    args = ["--kind", spec["kind"], "--trajectory-params", json.dumps(trajectory, sort_keys=True)]
+    if spec["kind"] == "reference":
+        args += ["--reference", spec["reference"],
+                 "--params", json.dumps(spec.get("params", {}), sort_keys=True)]
+    else:
+        args += ["--command", spec["command"]]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def worldmembench_paper_runs():
+    """Our run -> the paper's model name, for the runs labelled with one (paper_name)."""
+    models = config["worldmembench"]["models"]
+    return {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
+
+
+def worldmembench_paper_args(input, output):
+    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models."""
+    runs = worldmembench_paper_runs()
+    if not runs:
+        return ""
+    pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
+    return f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"

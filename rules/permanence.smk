@@ -109,7 +109,7 @@ rule permanence_table3:
             if PAPER_MODELS
             else ""
         ),
-        config=CONFIG_JSON,
+        config=config_json,
         seeds=json.dumps({"scenes_per_cell": PERM["scenes"]["seeds"], "scene_seed": "sha256 of the scene id",
                           "train": {m: s["train"]["seed"] for m, s in PERM_MODELS.items() if "train" in s}},
                          sort_keys=True),
@@ -138,7 +138,7 @@ rule permanence_figure2:
         pdf="results/permanence/figure2.pdf",
         provenance="results/permanence/figure2.json",
     params:
-        config=CONFIG_JSON,
+        config=config_json,
     log:
         "results/logs/permanence/figure2.log",
     threads: 1

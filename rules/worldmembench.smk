@@ -5,6 +5,7 @@ WMB_MODELS = WMB["models"]
 WMB_EMBEDDED = WMB["cases"]["source"] == "embedded"
 
 
+
 rule worldmembench_cases:
     output:
         directory("results/worldmembench/cases"),
@@ -34,22 +35,19 @@ rule worldmembench_rollout:
     output:
         directory("results/worldmembench/rollouts/{model}"),
     params:
-        reference=lambda wc: WMB_MODELS[wc.model]["reference"],
-        params=lambda wc: json.dumps(WMB_MODELS[wc.model].get("params", {}), sort_keys=True),
-        trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
+        model=worldmembench_rollout_args,
     log:
         "results/logs/worldmembench/rollout_{model}.log",
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
-        gpu=0,
+        mem_mb=lambda wc: WMB_MODELS[wc.model]["mem_mb"],
+        runtime=lambda wc: WMB_MODELS[wc.model]["runtime"],
+        gpu=lambda wc: WMB_MODELS[wc.model]["gpu"],
     conda:
         "../envs/torch.yaml"
     shell:
         "python -m worldmemory.worldmembench.rollout --cases {input.cases} --model {wildcards.model}"
-        " --kind reference --reference {params.reference} --params {params.params:q}"
-        " --trajectory-params {params.trajectory_params:q} --out {output} 2>&1 | tee {log}"
+        " {params.model} --out {output} 2>&1 | tee {log}"
 
 
 rule worldmembench_score:
@@ -77,12 +75,17 @@ rule worldmembench_score:
 rule worldmembench_table2:
     input:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+        paper=repo_path("resources", "paper_values", "worldmembench_table2.csv"),
     output:
         table2="results/table2.csv",
         table5="results/worldmembench/table5.csv",
+        reasons="results/worldmembench/table2_nan_reasons.csv",
         provenance="results/table2.json",
+        **({"paper": "results/worldmembench/table2_vs_paper.csv"} if worldmembench_paper_runs() else {}),
     params:
-        config=CONFIG_JSON,
+        # The paper's numbers print beside ours only for runs of the paper's models (paper_name).
+        paper=lambda wc, input, output: worldmembench_paper_args(input, output),
+        config=config_json,
     log:
         "results/logs/worldmembench/table2.log",
     threads: 1
@@ -93,9 +96,9 @@ rule worldmembench_table2:
         "../envs/core.yaml"
     shell:
         "(python -m worldmemory.worldmembench.tables --scores {input.scores} --table2 {output.table2}"
-        " --table5 {output.table5}"
+        " --table5 {output.table5} --reasons {output.reasons} {params.paper}"
         " && python -m worldmemory.common.provenance --config {params.config:q}"
-        " --outputs {output.table2} {output.table5} --out {output.provenance})"
+        " --outputs {output.table2} {output.table5} {output.reasons} --out {output.provenance})"
         " 2>&1 | tee {log}"
 
 
@@ -110,7 +113,7 @@ rule worldmembench_revisits:
         figure5_pdf="results/worldmembench/figure5.pdf",
         provenance="results/worldmembench/revisits.json",
     params:
-        config=CONFIG_JSON,
+        config=config_json,
     log:
         "results/logs/worldmembench/revisits.log",
     threads: 1
@@ -126,4 +129,33 @@ rule worldmembench_revisits:
         " && python -m worldmemory.common.provenance --config {params.config:q}"
         " --outputs {output.table8} {output.table9} {output.table10} {output.figure5_png} {output.figure5_pdf}"
         " --out {output.provenance})"
+        " 2>&1 | tee {log}"
+
+
+rule worldmembench_qualification:
+    input:
+        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+        paper=repo_path("resources", "paper_values", "worldmembench_table12.csv"),
+    output:
+        table11="results/worldmembench/table11.csv",
+        table12="results/worldmembench/table12.csv",
+        table13="results/worldmembench/table13.csv",
+        provenance="results/worldmembench/qualification.json",
+        **({"paper": "results/worldmembench/table12_vs_paper.csv"} if worldmembench_paper_runs() else {}),
+    params:
+        paper=lambda wc, input, output: worldmembench_paper_args(input, output),
+        config=config_json,
+    log:
+        "results/logs/worldmembench/qualification.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../envs/core.yaml"
+    shell:
+        "(python -m worldmemory.worldmembench.qualification --scores {input.scores}"
+        " --table11 {output.table11} --table12 {output.table12} --table13 {output.table13} {params.paper}"
+        " && python -m worldmemory.common.provenance --config {params.config:q}"
+        " --outputs {output.table11} {output.table12} {output.table13} --out {output.provenance})"
         " 2>&1 | tee {log}"

@@ -136,6 +136,14 @@ def test_table5_decomposition():
          "S_gated": 0.4375}]
 
 
+def test_table5_of_a_model_no_judge_answered_is_nan():
+    unjudged = [{**r, "model": "external", "value": NAN, "reason": "no VLM event judge"}
+                for r in dynamic("external", "dynamic_a", True, [1.0] * 4)]
+    table = tb.table5(pd.DataFrame(unjudged, columns=COLUMNS)).set_index("model")
+    assert table.loc["external", "n"] == 1
+    assert table.loc["external", ["started", "p_start", "S_cond", "S_gated"]].isna().all()
+
+
 def test_cli_writes_byte_stable_tables_and_the_paper_comparison(tmp_path):
     rows = scores()
     write_scores(rows[rows["model"] == "alpha"], tmp_path / "alpha.csv")

@@ -9,6 +9,7 @@ import pytest
 from worldmemory.common.geometry import pose, rot_y
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench import world as wd
+from worldmemory.worldmembench.metrics.static_memory import depth_spearman
 
 W, H = 128, 96
 K = tj.intrinsics(W, H, 60.0)
@@ -53,6 +54,19 @@ def test_sphere_projects_to_the_expected_disc_with_its_instance_id(d, r):
     dist = np.hypot(u - K[0, 2], v - K[1, 2])
     assert mask[dist < expected - 1].all() and not mask[dist > expected + 1].any()
     assert out["depth"][mask].min() == pytest.approx(d - r, abs=0.01)  # nearest point, on axis
+
+
+def test_ellipsoid_projects_to_the_expected_ellipse():
+    d, r = 3.0, 0.3
+    egg = wd.Thing(7, "egg", wd.Sphere([0.0, 0.0, d], r, GREY, stretch=[2.0, 1.0, 1.0]))
+    out = identity_render(box_room(objects=[egg]))
+    rows, cols = np.nonzero(out["instance"] == 7)
+    # tangent planes x = +-k z through the camera: k = (semi-axis along x) / sqrt(d^2 - c^2), c the
+    # semi-axis along z; likewise in y
+    half = F * r / np.sqrt(d**2 - r**2)
+    assert (np.ptp(cols) + 1) / 2 == pytest.approx(2 * half, abs=1.0)
+    assert (np.ptp(rows) + 1) / 2 == pytest.approx(half, abs=1.0)
+    assert out["depth"][out["instance"] == 7].min() == pytest.approx(d - r, abs=0.01)
 
 
 def test_rendering_is_deterministic_and_worlds_round_trip():
@@ -101,10 +115,15 @@ def test_turning_around_sees_another_wall_and_returning_reproduces_frame_0():
         assert np.array_equal(start[key], returned[key])
 
 
+@pytest.mark.parametrize("amount", [0.0, 1.0])
 @pytest.mark.parametrize("mechanism", wd.MECHANISMS)
-def test_dynamic_event_changes_state_and_pixels(mechanism):
+def test_dynamic_event_changes_state_and_pixels(mechanism, amount):
+    """Also after ``perturb`` re-sampled the event (its shape too): the mechanics still work."""
     world = next(w for w in (wd.generate_world(f"dynamic_{i:03d}", "dynamic") for i in range(60))
                  if w.events[0].mechanism == mechanism)
+    table_top = world.room.fixtures[0].lo[1]
+    world = wd.perturb(world, [1], amount, np.random.default_rng(8))
+    assert resting_spot(world.events[0].shape)[1] == pytest.approx(table_top)
     event = world.events[0]
     assert event.state(0) == {"started": False, "progress": 0.0}
     assert event.state(tj.DEFAULT_HOLD_FRAMES)["started"]  # visibly starts in the initial hold
@@ -120,19 +139,92 @@ def test_perturb_zero_is_identity_and_one_changes_only_that_entity():
     world = wd.generate_world("object_001", "object")
     target = world.objects[0].instance
     same = wd.perturb(world, [target], 0.0, np.random.default_rng(0))
-    assert same == world and same is not world
+    assert same.to_dict() == world.to_dict() and same is not world
     changed = wd.perturb(world, [target], 1.0, np.random.default_rng(0))
     assert changed != world and world == wd.generate_world("object_001", "object")  # no mutation
     before, after = identity_render(world), identity_render(changed)
     mask = before["instance"] == target
     assert np.mean(np.any(before["rgb"][mask] != after["rgb"][mask], axis=-1)) > 0.5
-    assert np.array_equal(before["rgb"][~mask], after["rgb"][~mask])
-    assert np.array_equal(before["instance"], after["instance"])
-    assert np.array_equal(before["depth"], after["depth"])
+    either = mask | (after["instance"] == target)  # the shape changes too
+    for key in ("rgb", "depth", "instance"):
+        assert np.array_equal(before[key][~either], after[key][~either])
     with pytest.raises(ValueError, match="amount"):
         wd.perturb(world, [target], 1.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="instance id 99"):
         wd.perturb(world, [99], 0.5, np.random.default_rng(0))
+
+
+def test_perturb_without_reshape_changes_appearance_only():
+    world = wd.generate_world("object_001", "object")
+    target = world.objects[0].instance
+    painted = wd.perturb(world, [target], 1.0, np.random.default_rng(0), reshape=False)
+    reshaped = wd.perturb(world, [target], 1.0, np.random.default_rng(0))
+    shape = painted.entity(target).shape
+    assert shape.texture == reshaped.entity(target).shape.texture  # the same draws
+    assert shape == wd.Box(world.entity(target).shape.lo, world.entity(target).shape.hi,
+                           shape.texture)
+    before, after = identity_render(world), identity_render(painted)
+    assert np.array_equal(before["instance"], after["instance"])
+    assert np.array_equal(before["depth"], after["depth"])
+
+
+def test_perturb_is_deterministic_in_its_rng():
+    world = wd.generate_world("environment_001", "environment")
+    ids = [e.instance for e in world.entities()]
+    a = wd.perturb(world, ids, 0.7, np.random.default_rng(11))
+    assert a == wd.perturb(world, ids, 0.7, np.random.default_rng(11))
+    assert a != wd.perturb(world, ids, 0.7, np.random.default_rng(12))
+
+
+def aspect(mask):
+    """Width / height of the mask's tight box: what Eq. 5's silhouette comparison cannot
+    normalise away (it removes position and scale)."""
+    rows, cols = np.nonzero(mask)
+    return (np.ptp(cols) + 1) / (np.ptp(rows) + 1)
+
+
+def resting_spot(shape):
+    """Bottom (largest y) and centre in x and z."""
+    if isinstance(shape, wd.Box):
+        return [(shape.lo[0] + shape.hi[0]) / 2, shape.hi[1], (shape.lo[2] + shape.hi[2]) / 2]
+    return [shape.center[0], shape.center[1] + shape.radius * shape.stretch[1], shape.center[2]]
+
+
+@pytest.mark.parametrize("kind", [wd.Box, wd.Sphere])
+def test_perturb_reshapes_an_object_where_it_rests_and_more_with_the_amount(kind):
+    world = wd.generate_world("object_000", "object")  # a sphere and a box
+    thing = next(o for o in world.objects if isinstance(o.shape, kind))
+    aspects = []
+    for amount in (0.0, 0.5, 1.0):
+        changed = wd.perturb(world, [thing.instance], amount, np.random.default_rng(3))
+        shape = changed.entity(thing.instance).shape
+        assert isinstance(shape, kind)
+        assert resting_spot(shape) == pytest.approx(resting_spot(thing.shape), abs=1e-12)
+        aspects.append(aspect(identity_render(changed)["instance"] == thing.instance))
+    change = np.abs(np.array(aspects) - aspects[0])
+    assert 0 < change[1] < change[2] and change[2] > 0.2, aspects
+
+
+def test_perturb_gives_a_person_new_proportions_on_the_same_spot():
+    world = people_world()
+    person = world.people[0]
+    changed = wd.perturb(world, [person.instance], 1.0, np.random.default_rng(4))
+    torso, head = changed.people[0].torso, changed.people[0].head
+    # feet on the same spot, up to the 4-decimal rounding of the generated corners
+    assert resting_spot(torso) == pytest.approx(resting_spot(person.torso), abs=1e-4)
+    assert head.center[0] == person.head.center[0] and head.center[2] == person.head.center[2]
+    assert head.stretch[0] == head.stretch[1] == head.stretch[2]  # heads stay round
+    neck = head.center[1] + 0.8 * head.radius * head.stretch[1]
+    assert torso.lo[1] == pytest.approx(neck)  # the head still sits on the torso
+
+    def proportions(p):
+        width, height = np.subtract(p.torso.hi, p.torso.lo)[:2]
+        return width / height, p.head.radius * p.head.stretch[0] / height
+
+    assert np.abs(np.subtract(proportions(changed.people[0]), proportions(person))).max() > 0.02
+    before, after = identity_render(world), identity_render(changed)
+    mask = before["instance"] == person.instance
+    assert not np.array_equal(mask, after["instance"] == person.instance)
 
 
 def test_perturb_of_the_room_changes_the_background():
@@ -140,6 +232,49 @@ def test_perturb_of_the_room_changes_the_background():
     before = identity_render(world)
     after = identity_render(wd.perturb(world, [0], 1.0, np.random.default_rng(1)))
     assert np.mean(np.any(before["rgb"] != after["rgb"], axis=-1)) > 0.5
+
+
+def test_perturb_of_the_room_changes_its_depth_non_uniformly():
+    """Spearman < 1 rules out a uniform scale, which Depth Spearman and Eq. 6 ignore."""
+    world = wd.generate_world("environment_000", "environment")
+    depth = identity_render(world)["depth"]
+    rho = []
+    for amount in (0.0, 0.5, 1.0):
+        changed = wd.perturb(world, [0], amount, np.random.default_rng(5))
+        rho.append(depth_spearman(depth, identity_render(changed)["depth"]))
+    assert rho[0] == 1 and rho[2] < rho[1] < 1 and rho[2] < 0.97, rho
+    room, old = changed.room, world.room
+    assert room.hi[1] == old.hi[1]  # the floor stays
+    assert not np.allclose(np.divide(room.hi, old.hi), np.divide(room.lo, old.lo))
+    for new, fixture in zip(room.fixtures, old.fixtures):  # walls carry their fixtures along
+        for corner, wall, was, on in ((new.lo, room.lo, fixture.lo, old.lo),
+                                      (new.hi, room.hi, fixture.hi, old.hi)):
+            touching = np.isclose(was, on)
+            assert np.allclose(np.asarray(corner)[touching], np.asarray(wall)[touching])
+        assert np.all(np.less(new.lo, new.hi))
+
+
+def test_re_sampled_rooms_keep_clear_of_the_camera_and_the_entities():
+    """Re-sampling again and again (the amnesic model on every return) does not compound: walls
+    and landmarks stay within what generate_world makes, clear of where cameras and entities are
+    (pillars |x| >= 1.7, cabinets and paintings z >= 4.3)."""
+    for i in range(10):
+        world = wd.generate_world(f"environment_{i:03d}", "environment")
+        for k in range(4):
+            world = wd.perturb(world, [0], 1.0, np.random.default_rng(k))
+            lo, hi = world.room.lo, world.room.hi
+            assert lo[0] <= -2.5 and hi[0] >= 2.5 and lo[2] <= -2.0 and hi[2] >= 5.5
+            for box in world.room.fixtures:
+                assert np.all(np.greater_equal(box.lo, lo)) and np.all(np.less_equal(box.hi, hi))
+                assert min(abs(box.lo[0]), abs(box.hi[0])) >= 1.7 or box.lo[2] >= 4.3
+
+
+def test_perturb_of_the_room_keeps_what_objects_rest_on():
+    world = wd.generate_world("object_001", "object")  # objects on pedestals (room fixtures)
+    changed = wd.perturb(world, [0], 1.0, np.random.default_rng(6))
+    assert [(b.lo, b.hi) for b in changed.room.fixtures] == [(b.lo, b.hi)
+                                                             for b in world.room.fixtures]
+    assert changed.objects == world.objects and changed.room.lo != world.room.lo
 
 
 def test_camera_outside_the_room_is_an_error():

@@ -10,8 +10,9 @@ be calibrated against an expected answer:
 * ``omniscient``: perfect memory and exact camera; frame t renders the world at the target pose.
 * ``amnesic``: whatever leaves the view is forgotten and re-sampled when it comes back; a dynamic
   event also restarts from its initial state (no out-of-view evolution).
-* ``drifting``: appearance drifts with the time an entity spent out of view; events are not
-  reset, since the drift acts on appearance only.
+* ``drifting``: appearance and shape drift with the time an entity spent out of view, towards
+  what ``amnesic`` re-samples on the entity's first return; events are not reset, since the
+  drift acts on what things look like, not on how far they have evolved.
 * ``camera_error``: perfect memory, but the camera turns by the wrong amount: each drawn pose has
   the target rotation (relative to the start pose) scaled by ``rotation_scale``.
 
@@ -124,10 +125,13 @@ def _forgetting(model: str, params: dict, case_id: str, world: World, trajectory
     Visibility is decided on the frame rendered with the world as it stands; an entity back in
     view after being out of view changes from that frame on, and the frame is rendered again.
     amnesic: the entity is re-sampled (perturb amount 1) from the world as it stands, with the
-    rng of its k-th return (k = 1, 2, ...), and an event restarts from its initial state.
+    rng of its k-th return (k = 0, 1, ...), and an event restarts from its initial state.
     drifting: the world is the original with each returned entity perturbed by
     min(1, rate x seconds out of view so far) towards one fixed target per entity (rng k = 0), so
     the drift grows monotonically with time away and rate 0 leaves the world unchanged.
+    The rng does not depend on the model: drifting heads for the very entity amnesic draws on the
+    first return (common random numbers), so at a first revisit the two differ only in how far
+    they went, and omniscient >= drifting >= amnesic does not hang on two unrelated draws.
     """
     K, poses = trajectory.intrinsics, trajectory.poses
     fov = horizontal_fov(K, width)
@@ -138,7 +142,7 @@ def _forgetting(model: str, params: dict, case_id: str, world: World, trajectory
     drift = {}
 
     def rng(instance: int, k: int) -> np.random.Generator:
-        return stable_rng(f"{model}/{case_id}/{trajectory.name}/{instance}/{k}", NAMESPACE)
+        return stable_rng(f"{case_id}/{trajectory.name}/{instance}/{k}", NAMESPACE)
 
     original = world
     for t, c2w in enumerate(poses):
@@ -153,8 +157,8 @@ def _forgetting(model: str, params: dict, case_id: str, world: World, trajectory
         if back:
             if model == "amnesic":
                 for i in back:
-                    returns[i] += 1
                     world = _resample(world, i, t, rng(i, returns[i]))
+                    returns[i] += 1
             else:
                 for i in back:
                     drift[i] = min(1.0, params["rate"] * frames_out[i] / trajectory.fps)
@@ -166,8 +170,8 @@ def _forgetting(model: str, params: dict, case_id: str, world: World, trajectory
 
 
 def _resample(world: World, instance: int, frame: int, rng: np.random.Generator) -> World:
-    """Re-sample one entity's appearance; an event restarts at ``frame`` (one that has not yet
-    started is already in its initial state and keeps its start)."""
+    """Re-sample one entity's appearance and shape; an event restarts at ``frame`` (one that has
+    not yet started is already in its initial state and keeps its start)."""
     world = perturb(world, [instance], 1.0, rng)
     events = [replace(e, start=max(e.start, frame)) if e.instance == instance else e
               for e in world.events]

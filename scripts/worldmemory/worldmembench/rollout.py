@@ -1,18 +1,20 @@
 """Write one model's WorldMemBench rollouts: a video per case and trajectory, plus ground truth.
 
 Every case is rolled out along each of its departure-and-revisit trajectories (Section 3.3).
-OUT/{case}/{trajectory}/ gets video.mkv (lossless, at the trajectory's fps), truth.npz (the
-reference model's ground truth of what it drew: instance, depth, poses, K and, for an event, its
-started flag and progress; see reference_models.run_reference) and trajectory.json (the target
-camera path and its phases). OUT/manifest.json lists the rollouts, sorted, without timestamps, so
-equal inputs give equal bytes:
+OUT/{case}/{trajectory}/ gets the video, trajectory.json (the target camera path and its phases)
+and, for a reference model, truth.npz (the ground truth of what it drew: instance, depth, poses,
+K and, for an event, its started flag and progress; see reference_models.run_reference). An
+external model (``--kind external``) is a command template run once per rollout on the request
+files of external.py; it writes OUT/{case}/{trajectory}/video.mp4 and has no truth channels.
+OUT/manifest.json lists the rollouts, sorted, without timestamps, so equal inputs give equal
+bytes:
 
-    {"model": NAME, "kind": "reference", "ground_truth": true, "params": {resolved parameters},
-     "rollouts": [{"case", "family", "trajectory", "video", "truth", "trajectory_file",
-                   "instances": {target id: instance id}}, ...]}
+    {"model": NAME, "kind": "reference" | "external", "ground_truth": true | false,
+     "params": {resolved parameters, or {"command": template}},
+     "rollouts": [{"case", "family", "trajectory", "video", "truth" (null if none),
+                   "trajectory_file", "instances": {target id: instance id}}, ...]}
 
-with file paths relative to OUT. Only the reference models of the embedded default are
-implemented; external world models (a command template from the config) come later.
+with file paths relative to OUT.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from worldmemory.common.video import write_video
+from worldmemory.worldmembench import external
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.reference_models import (
@@ -41,21 +44,26 @@ CAMERA_KEYS = ("width", "height", "fov_deg")  # trajectory parameters that follo
 
 def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_params: dict,
                    out_dir, width: int | None = None, height: int | None = None,
-                   reference: str | None = None) -> dict:
-    """Roll out reference model ``reference`` (default: ``model``) on every case and trajectory
-    under ``cases_dir`` and write the videos, ground truth and manifest under ``out_dir``.
+                   reference: str | None = None, command: str | None = None) -> dict:
+    """Roll out ``model`` on every case and trajectory under ``cases_dir`` and write the videos,
+    ground truth (reference models) and manifest under ``out_dir``.
 
+    kind "reference": reference model ``reference`` (default: ``model``) with ``params``;
+    kind "external": the shell ``command`` template (external.py's contract).
     Trajectories are ``trajectories.build(name, **trajectory_params)`` with the case camera's
     horizontal FoV and the frame size ``width`` x ``height`` (default: the case camera's).
     Prints one progress line per rollout and returns the manifest.
     """
-    if kind == "external":
-        raise NotImplementedError("--kind external (a world model run from a command template) "
-                                  "is not implemented yet; only --kind reference is")
-    if kind != "reference":
+    if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
-    reference = reference or model
-    params = resolve_params(reference, params)
+    if kind == "external":
+        if not command:
+            raise ValueError("--kind external needs --command (a command template)")
+        external.check_template(command)
+        params = {"command": command}
+    else:
+        reference = reference or model
+        params = resolve_params(reference, params)
     clash = [k for k in CAMERA_KEYS if k in trajectory_params]
     if clash:
         raise ValueError(f"trajectory parameters {', '.join(clash)} are set from the case camera "
@@ -66,30 +74,48 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
         camera = case["camera"]
         w, h = width or camera["width"], height or camera["height"]
         fov = np.degrees(horizontal_fov(np.asarray(camera["intrinsics"]), camera["width"]))
-        targets = {e.target: e.instance for e in case_world(case).entities()}
         for name in case["trajectories"]:
             start = time.perf_counter()
             trajectory = tj.build(name, **trajectory_params, width=w, height=h, fov_deg=fov)
-            frames, truth = run_reference(reference, params, case, trajectory, w, h)
             rel = f"{case['id']}/{name}"
-            write_video(out_dir / rel / "video.mkv", frames, trajectory.fps)
-            save_npz(out_dir / rel / "truth.npz", truth)
+            (out_dir / rel).mkdir(parents=True, exist_ok=True)
+            if kind == "external":
+                entry, summary = _external_rollout(command, case, trajectory, w, h, out_dir, rel)
+            else:
+                entry, summary = _reference_rollout(reference, params, case, trajectory, w, h,
+                                                    out_dir, rel)
             (out_dir / rel / "trajectory.json").write_text(json.dumps(trajectory.to_json()) + "\n")
-            rollouts.append({
-                "case": case["id"],
-                "family": case["family"],
-                "trajectory": name,
-                "video": f"{rel}/video.mkv",
-                "truth": f"{rel}/truth.npz",
-                "trajectory_file": f"{rel}/trajectory.json",
-                "instances": {t["id"]: targets[t["id"]] for t in case["targets"]},
-            })
-            print(f"{model} {rel}: {len(frames)} frames {w}x{h} in "
+            rollouts.append({"case": case["id"], "family": case["family"], "trajectory": name,
+                             "trajectory_file": f"{rel}/trajectory.json", **entry})
+            print(f"{model} {rel}: {summary} in "
                   f"{time.perf_counter() - start:.1f} s", flush=True)
-    manifest = {"model": model, "kind": kind, "ground_truth": True, "params": params,
+    manifest = {"model": model, "kind": kind, "ground_truth": kind == "reference",
+                "params": params,
                 "rollouts": sorted(rollouts, key=lambda r: (r["case"], r["trajectory"]))}
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
+
+
+def _reference_rollout(reference: str, params: dict, case: dict, trajectory, width: int,
+                       height: int, out_dir: Path, rel: str) -> tuple[dict, str]:
+    """Render one reference rollout; (its manifest fields, a summary for the log)."""
+    frames, truth = run_reference(reference, params, case, trajectory, width, height)
+    write_video(out_dir / rel / "video.mkv", frames, trajectory.fps)
+    save_npz(out_dir / rel / "truth.npz", truth)
+    targets = {e.target: e.instance for e in case_world(case).entities()}
+    return ({"video": f"{rel}/video.mkv", "truth": f"{rel}/truth.npz",
+             "instances": {t["id"]: targets[t["id"]] for t in case["targets"]}},
+            f"{len(frames)} frames {width}x{height}")
+
+
+def _external_rollout(command: str, case: dict, trajectory, width: int, height: int,
+                      out_dir: Path, rel: str) -> tuple[dict, str]:
+    """Run the external model on one rollout's request; (its manifest fields, a summary)."""
+    request = external.write_request(case, trajectory, width, height, out_dir / rel)
+    video = external.run_model(command, request, out_dir / rel / "command.log")
+    h, w = external.check_video(video, trajectory.n_frames, f"external model on {rel}")
+    return ({"video": f"{rel}/{video.name}", "truth": None, "instances": {}},
+            f"{trajectory.n_frames} frames {w}x{h} (external)")
 
 
 def save_npz(path, arrays: dict) -> None:
@@ -122,6 +148,8 @@ def main(argv=None) -> None:
     parser.add_argument("--reference", default=None,
                         help="reference model to run (default: --model)")
     parser.add_argument("--params", default="{}", help="model parameters (JSON object)")
+    parser.add_argument("--command", default=None,
+                        help="--kind external: shell command template (see external.py)")
     parser.add_argument("--trajectory-params", default="{}",
                         help="trajectories.build keyword arguments (JSON object)")
     parser.add_argument("--width", type=int, default=None, help="default: the case camera's")
@@ -133,10 +161,14 @@ def main(argv=None) -> None:
         trajectory_params = _json_object(args.trajectory_params, "--trajectory-params")
         if args.kind == "reference":
             resolve_params(args.reference or args.model, params)
+        elif args.command is None:
+            raise ValueError("--kind external needs --command")
+        else:
+            external.check_template(args.command)
     except ValueError as e:
         parser.error(str(e))
     write_rollouts(args.cases, args.model, args.kind, params, trajectory_params, args.out,
-                   args.width, args.height, args.reference)
+                   args.width, args.height, args.reference, args.command)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,18 @@ trajectory, metric, target, revisit) holding the raw per-revisit or per-rollout 
 valid observation existed and, where the value is NaN, why. Every aggregate of ``tables.py``
 (Eq. 1, means over rollouts, the Table 5 decomposition) can be recomputed from these rows.
 
-Perception is the ORACLE: target masks, depth, camera poses and event states are read from the
-truth channels a reference model writes, in place of the paper's tracker / segmenter, DA3 / ViPE
-and VLM judge. Only appearance features are computed from pixels, by a patch feature backend
-(the non-learned ColourGradientPatches by default, DINOv2 when configured). A model without truth
-channels (``ground_truth: false``) is refused: its perception backends come in a later issue.
+Target masks, depth, camera poses and event judgements come from a ``perception.Perception``:
+the ORACLE (the truth channels a reference model writes) in place of the paper's tracker /
+segmenter, DA3 / ViPE and VLM judge. A model without truth channels (``ground_truth: false``, an
+external model) gets ``MissingPerception``: every metric that needs an estimator is NaN with the
+reason, until its backend lands. Appearance features are computed from pixels by a patch feature
+backend (the non-learned ColourGradientPatches by default, DINOv2 when configured).
+
+Besides the metrics, rollouts carry the departure/return evidence of Appendix G.1 (read by
+qualification.py): per entity target and revisit k, ``departed`` (1 if the target was unobserved
+in some frame of D_k) and ``return_frames`` (frames of R_k with a valid observation); per
+environment rotation revisit, ``departure_deg`` (largest angle of the estimated orientation from
+the initial one over D_k) and ``return_error_deg`` (smallest over R_k).
 
 ``valid`` says whether a valid observation existed. An invalid revisit (value NaN, valid False)
 scores 0 under Eq. 1; a valid row with a NaN value is a score no backend could compute yet (Human
@@ -46,12 +53,12 @@ from worldmemory.worldmembench.metrics import camera, static_memory, video_quali
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
     DynamicCase,
-    OracleEventJudge,
     Question,
     judge_frames,
     phase_ranges,
     score_case,
 )
+from worldmemory.worldmembench.perception import MissingPerception, OraclePerception, Unavailable
 from worldmemory.worldmembench.trajectories import Phase, Trajectory
 
 COLUMNS = ["model", "case", "family", "trajectory", "metric", "target", "revisit", "value",
@@ -98,11 +105,6 @@ def score_model(cases_dir, rollouts_dir, backend, min_pixels: int = MIN_PIXELS,
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     model = manifest["model"]
-    if not manifest["ground_truth"]:
-        raise ValueError(
-            f"model {model!r} has no ground-truth channels (ground_truth: false); oracle scoring "
-            "reads masks, depth, poses and event states from them. The real perception backends "
-            "(tracker, DA3/ViPE, ArcFace, the VLM judge) come in a later issue.")
     cases = {case["id"]: case for case in load_cases(cases_dir)}
     rows = []
     for entry in sorted(manifest["rollouts"], key=lambda e: (e["case"], e["trajectory"])):
@@ -112,7 +114,8 @@ def score_model(cases_dir, rollouts_dir, backend, min_pixels: int = MIN_PIXELS,
         if entry["family"] != case["family"]:
             raise ValueError(f"rollout {entry['case']}/{entry['trajectory']}: family "
                              f"{entry['family']!r}, but the case is {case['family']!r}")
-        scored = score_rollout(root, entry, case, backend, min_pixels, grid)
+        scored = score_rollout(root, entry, case, backend, min_pixels, grid,
+                               manifest["ground_truth"])
         keys = {"model": model, "case": case["id"], "family": case["family"],
                 "trajectory": entry["trajectory"]}
         rows += [{**keys, **row} for row in scored]
@@ -121,17 +124,26 @@ def score_model(cases_dir, rollouts_dir, backend, min_pixels: int = MIN_PIXELS,
 
 
 def score_rollout(root: Path, entry: dict, case: dict, backend, min_pixels: int,
-                  grid: tuple[int, int]) -> list[dict]:
-    """Rows (metric, target, revisit, value, valid, reason) of one rollout."""
+                  grid: tuple[int, int], ground_truth: bool = True) -> list[dict]:
+    """Rows (metric, target, revisit, value, valid, reason) of one rollout.
+
+    With ``ground_truth`` the rollout's truth channels are the perception (OraclePerception);
+    without, MissingPerception, so estimator-based metrics are NaN with the reason.
+    """
     name = f"{entry['case']}/{entry['trajectory']}"
-    if entry["truth"] is None:
-        raise ValueError(f"rollout {name}: no truth channels, but the manifest says ground_truth")
     frames = read_video(root / entry["video"])
     traj = load_trajectory(root / entry["trajectory_file"])
-    with np.load(root / entry["truth"]) as npz:
-        truth = {key: npz[key] for key in npz.files}
-    lengths = {"video": len(frames), "trajectory": traj.n_frames,
-               **{key: len(truth[key]) for key in ("instance", "depth", "poses")}}
+    lengths = {"video": len(frames), "trajectory": traj.n_frames}
+    if ground_truth:
+        if entry["truth"] is None:
+            raise ValueError(f"rollout {name}: no truth channels, but the manifest says "
+                             "ground_truth")
+        with np.load(root / entry["truth"]) as npz:
+            truth = {key: npz[key] for key in npz.files}
+        lengths |= {key: len(truth[key]) for key in ("instance", "depth", "poses")}
+        perception = OraclePerception(truth, entry["instances"])
+    else:
+        perception = MissingPerception()
     if len(set(lengths.values())) != 1:
         raise ValueError(f"rollout {name}: frame counts differ: {lengths}")
     if traj.name != entry["trajectory"]:
@@ -143,13 +155,13 @@ def score_rollout(root: Path, entry: dict, case: dict, backend, min_pixels: int,
     family = case["family"]
     if family in ("human", "object"):
         targets = by_kind["person" if family == "human" else "object"]
-        rows += _entity_rows(family, frames, truth, traj,
-                             {t: entry["instances"][t] for t in targets}, backend, min_pixels)
+        rows += _entity_rows(family, frames, perception, traj, targets, backend, min_pixels)
     elif family == "environment" and traj.name != "translation":
-        rows += _environment_rows(frames, truth, traj, by_kind["environment"], backend, grid)
+        rows += _environment_rows(frames, perception, traj, by_kind["environment"], backend,
+                                  grid)
     elif family == "dynamic":
-        rows += _dynamic_rows(frames, truth, traj, case)
-    return rows + _camera_rows(traj, truth["poses"])
+        rows += _dynamic_rows(frames, perception, traj, case)
+    return rows + _camera_rows(traj, perception)
 
 
 def _row(metric: str, target: str, revisit: int, value, reason: str = "",
@@ -162,39 +174,54 @@ def _row(metric: str, target: str, revisit: int, value, reason: str = "",
             "reason": reason}
 
 
+def _unknown(metrics, targets, n_revisits: int, reason: str) -> list[dict]:
+    """Valid NaN rows (an estimate no backend made) of every metric, target and revisit 1..K."""
+    return [_row(m, t, k, None, reason, valid=True)
+            for t in targets for k in range(1, n_revisits + 1) for m in metrics]
+
+
 def _quality() -> list[tuple[str, str]]:
     """General Video Quality (Section 4.2): no predictor runs yet, so NaN with the reason."""
     return [(m, video_quality.unavailable(m, NO_QUALITY[m]).reason) for m in NO_QUALITY]
 
 
-def _entity_rows(family: str, frames, truth, traj: Trajectory, instances: dict[str, int],
+def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: list[str],
                  backend, min_pixels: int) -> list[dict]:
     """Human (identity, appearance; Eq. 4) or Object (appearance, Eq. 4; geometry, Eq. 5) rows,
-    one per target and prescribed revisit.
+    one per target and prescribed revisit, and the departure/return evidence of Appendix G.1.
 
     V and R_k hold the frames of their phase where the target's mask covers >= min_pixels pixels.
     A revisit with an empty R_k, or a target with an empty V, has no valid observation: NaN,
     valid False, which Eq. 1 later scores 0.
     """
-    def masks(target: str, frame_set: list[int]) -> np.ndarray:
-        return truth["instance"][frame_set] == instances[target]
+    appearance = "human_appearance" if family == "human" else "object_appearance"
+    metrics = ({"human": ["human_identity"], "object": ["object_geometry"]}[family]
+               + [appearance, "departed", "return_frames"])
+    revisits = traj.revisits()
+    try:
+        target_masks = {t: perception.target_masks(t) for t in targets}
+    except Unavailable as e:
+        return _unknown(metrics, targets, len(revisits), str(e))
 
-    windows = [traj.phases[0]] + traj.return_windows()
-    observed = {}
-    for target in instances:
-        seen = (truth["instance"] == instances[target]).sum(axis=(1, 2)) >= min_pixels
-        observed[target] = [[f for f in range(w.start, w.end) if seen[f]] for w in windows]
+    windows = [traj.phases[0]] + [r for _, r in revisits]
+    observed, seen_in = {}, {}
+    for target, mask in target_masks.items():
+        seen_in[target] = mask.sum(axis=(1, 2)) >= min_pixels
+        observed[target] = [[f for f in range(w.start, w.end) if seen_in[target][f]]
+                            for w in windows]
     needed = sorted({f for sets in observed.values() for s in sets for f in s})
     patches, patch_grid = _patch_features(backend, frames, needed)
 
     def pooled(target: str, frame_set: list[int]) -> np.ndarray:
-        return np.stack([pool_under_mask(patches[f], mask, patch_grid)
-                         for f, mask in zip(frame_set, masks(target, frame_set))])
+        return np.stack([pool_under_mask(patches[f], target_masks[target][f], patch_grid)
+                         for f in frame_set])
 
-    appearance = "human_appearance" if family == "human" else "object_appearance"
     rows = []
     for target, (reference, *returns) in observed.items():
-        for k, revisit in enumerate(returns, start=1):
+        for k, (revisit, (departure, _)) in enumerate(zip(returns, revisits), start=1):
+            seen = seen_in[target][departure.start:departure.end]
+            rows += [_row("departed", target, k, float(not seen.all()), valid=True),
+                     _row("return_frames", target, k, len(revisit), valid=True)]
             missing = _missing(reference, revisit, min_pixels, k)
             if family == "human":
                 rows.append(_row("human_identity", target, k, None, missing or NO_ARCFACE,
@@ -207,8 +234,9 @@ def _entity_rows(family: str, frames, truth, traj: Trajectory, instances: dict[s
             rows.append(_row(appearance, target, k, static_memory.revisit_similarity(
                 pooled(target, reference), pooled(target, revisit))))
             if family == "object":
+                masks = target_masks[target]
                 rows.append(_row("object_geometry", target, k, static_memory.revisit_geometry(
-                    masks(target, reference), masks(target, revisit))))
+                    masks[reference], masks[revisit])))
     return rows
 
 
@@ -231,11 +259,12 @@ def _patch_features(backend, frames, needed: list[int]):
     return features, grid
 
 
-def _environment_rows(frames, truth, traj: Trajectory, targets: list[str], backend,
+def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], backend,
                       grid: tuple[int, int]) -> list[dict]:
-    """Environment Memory (Section 4.4, Eq. 6) per rotational return window R_k.
+    """Environment Memory (Section 4.4, Eq. 6) per rotational return window R_k, and the
+    departure / return angles of Appendix G.1.
 
-    The frame of R_k whose (truth) orientation is closest to frame 0's, by the SO(3) angle of
+    The frame of R_k whose estimated orientation is closest to frame 0's, by the SO(3) angle of
     R_0^T R_t (ties to the earliest frame), is compared with frame 0, the conditioning frame:
     Visible Memory as the clipped cosine of global features (static_memory.return_similarity's
     rule, applied here to the one selected frame that Depth and Reconstruction also use), Depth
@@ -243,49 +272,76 @@ def _environment_rows(frames, truth, traj: Trajectory, targets: list[str], backe
     both on the grid centred at frame 0's camera. The rows are the same for every environment
     target of the case.
     """
-    poses, depth, K = truth["poses"], truth["depth"], truth["K"]
-    angles = rotation_angle(poses[0, :3, :3].T @ poses[:, :3, :3])
-    selected = [w.start + int(np.argmin(angles[w.start:w.end])) for w in traj.return_windows()]
+    metrics = ["env_visible", "env_depth", "env_recon"]
+    revisits = traj.revisits()
+    try:
+        poses, K = perception.camera()
+    except Unavailable as e:
+        return (_unknown(metrics, targets, len(revisits), str(e))
+                + _unknown(["departure_deg", "return_error_deg"], [""], len(revisits), str(e)))
+    try:
+        depth, no_depth = perception.depth(), ""
+    except Unavailable as e:
+        depth, no_depth = None, str(e)
+    angles = np.degrees(rotation_angle(poses[0, :3, :3].T @ poses[:, :3, :3]))
+    rows = []
+    for k, (departure, window) in enumerate(revisits, start=1):
+        rows += [_row("departure_deg", "", k, angles[departure.start:departure.end].max(),
+                      valid=True),
+                 _row("return_error_deg", "", k, angles[window.start:window.end].min(),
+                      valid=True)]
+    selected = [w.start + int(np.argmin(angles[w.start:w.end])) for _, w in revisits]
     patches, _ = backend.patch_grid(frames[[0] + selected])
     initial, *returns = global_feature(patches)
     origin = poses[0, :3, 3]
-    reference = static_memory.spherical_field(depth[0], K, poses[0], grid, origin)
-    rows = []
+    if depth is not None:
+        reference = static_memory.spherical_field(depth[0], K, poses[0], grid, origin)
     for k, (frame, feature) in enumerate(zip(selected, returns), start=1):
         visible = float(np.clip(cosine(initial, feature), 0.0, 1.0))
-        rho = static_memory.depth_spearman(depth[0], depth[frame])
-        field = static_memory.spherical_field(depth[frame], K, poses[frame], grid, origin)
-        recon = static_memory.reconstruction_similarity(reference, field)
-        undefined = "" if rho is not None else "Spearman undefined: constant depth or < 2 pixels"
+        if depth is None:
+            rho, recon, undefined = None, None, no_depth
+        else:
+            rho = static_memory.depth_spearman(depth[0], depth[frame])
+            field = static_memory.spherical_field(depth[frame], K, poses[frame], grid, origin)
+            recon = static_memory.reconstruction_similarity(reference, field)
+            undefined = "" if rho is not None else "Spearman undefined: constant depth or < 2 pixels"
         for target in targets:
             rows += [_row("env_visible", target, k, visible),
-                     _row("env_depth", target, k, rho, undefined),
-                     _row("env_recon", target, k, recon)]
+                     _row("env_depth", target, k, rho, undefined,
+                          valid=depth is None or rho is not None),
+                     _row("env_recon", target, k, recon, no_depth, valid=True)]
     return rows
 
 
-def _dynamic_rows(frames, truth, traj: Trajectory, case: dict) -> list[dict]:
-    """Dynamic Memory (Section 4.5) judged by OracleEventJudge from the truth event states."""
-    questions = tuple(Question(q["id"], q["aspect"], q["question"], q["reference_answer"], q.get("predicate"))
-                      for q in case["questions"])
+def _dynamic_rows(frames, perception, traj: Trajectory, case: dict) -> list[dict]:
+    """Dynamic Memory (Section 4.5) answered by the perception's event judge."""
+    metrics = [f"dyn_{aspect}" for aspect in ASPECTS] + ["dyn_overall", "dyn_started"]
+    try:
+        judge = perception.event_judge()
+    except Unavailable as e:
+        return [_row(m, "", 0, None, str(e), valid=True) for m in metrics]
+    questions = tuple(Question(q["id"], q["aspect"], q["question"], q["reference_answer"],
+                               q.get("predicate")) for q in case["questions"])
     event = DynamicCase(case["id"], case["initial_state"], case["action"],
                         case["expected_next_state"], questions)
-    states = [{"started": bool(s), "progress": float(p)}
-              for s, p in zip(truth["event_started"], truth["event_progress"])]
     shown = judge_frames(len(frames))
-    answer = OracleEventJudge(states).judge(list(frames[shown]), shown, phase_ranges(traj), event)
+    answer = judge.judge(list(frames[shown]), shown, phase_ranges(traj), event)
     scores = score_case(answer, questions)
-    rows = [_row(f"dyn_{aspect}", "", 0, scores[aspect]) for aspect in ASPECTS]
-    return rows + [_row("dyn_overall", "", 0, scores["overall"]),
-                   _row("dyn_started", "", 0, float(scores["started"]))]
+    values = [scores[aspect] for aspect in ASPECTS] + [scores["overall"], float(scores["started"])]
+    return [_row(m, "", 0, v) for m, v in zip(metrics, values)]
 
 
-def _camera_rows(traj: Trajectory, estimated) -> list[dict]:
-    """Camera Following (Section 4.3) with the truth poses as the single (oracle) estimator."""
-    if traj.name == "translation":
-        metric, value = "rpe_trans", camera.rpe_trans(traj.poses, {"oracle": estimated})
+def _camera_rows(traj: Trajectory, perception) -> list[dict]:
+    """Camera Following (Section 4.3) with the perceived poses as the single estimator."""
+    metric = "rpe_trans" if traj.name == "translation" else "rpe_rot"
+    try:
+        estimated, _ = perception.camera()
+    except Unavailable as e:
+        return [_row(metric, "", 0, None, str(e), valid=True)]
+    if metric == "rpe_trans":
+        value = camera.rpe_trans(traj.poses, {"estimated": estimated})
     else:
-        metric, value = "rpe_rot", camera.rpe_rot(traj.poses, estimated)
+        value = camera.rpe_rot(traj.poses, estimated)
     reason = "target path has zero length: RPE undefined" if math.isnan(value) else ""
     return [_row(metric, "", 0, value, reason, valid=True)]
 

@@ -131,7 +131,8 @@ def table2_reasons(scores: pd.DataFrame) -> pd.DataFrame:
 
 def table5(scores: pd.DataFrame) -> pd.DataFrame:
     """Appendix D.2 decomposition (n, started, p_start, S_cond, S_gated) per model with dynamic
-    rollouts, via dynamic_memory.decomposition over its videos."""
+    rollouts, via dynamic_memory.decomposition over its videos; NaN for a model whose videos no
+    judge answered (an external model before the VLM judge lands)."""
     scores = _checked(scores)
     rows = []
     for model, own in scores.groupby("model", sort=False):
@@ -139,6 +140,9 @@ def table5(scores: pd.DataFrame) -> pd.DataFrame:
         if dynamic.empty:
             continue
         wide = dynamic.pivot(index=["case", "trajectory"], columns="metric", values="value")
+        if wide.isna().any(axis=None):  # no judge ran: nothing to decompose
+            rows.append({"model": model, "n": len(wide)})
+            continue
         videos = [{"started": bool(s), "overall": o}
                   for s, o in zip(wide["dyn_started"], wide["dyn_overall"])]
         rows.append({"model": model, **decomposition(videos)})
@@ -156,8 +160,10 @@ def paper_side_by_side(table2_: pd.DataFrame, table5_: pd.DataFrame, paper: pd.D
     paper = paper[paper["model"].isin(runs)]
     ours = [float(ours_by_run.at[runs[r.model], r.metric])
             if runs[r.model] in ours_by_run.index else math.nan for r in paper.itertuples()]
-    notes = [src if not math.isnan(v) else f"not in our run; {src}"
-             for v, src in zip(ours, paper["source"])]
+    ran = paper["model"].map(runs).isin(ours_by_run.index)
+    notes = [src if not math.isnan(v) else
+             f"ours NaN: no backend yet (table2_nan_reasons.csv); {src}" if r else
+             f"not in our run; {src}" for v, r, src in zip(ours, ran, paper["source"])]
     table = pd.DataFrame({
         "model": paper["model"].to_numpy(),
         "run": paper["model"].map(runs).to_numpy(),

@@ -4,14 +4,15 @@ The paper's cases are photographs with target masks (Section 3.2, Figure 2) and 
 from video world models. To test the metrics and the workflow on *known* memory behaviour, the
 embedded default renders its own worlds: a room, textured objects, human-like figures and dynamic
 events, seen by the departure-and-revisit cameras of Section 3.3. Reference "world models" can then
-re-render the world after a revisit exactly (perfect memory) or with perturbed textures
-(``perturb``: forgetting), and every frame comes with exact depth and instance masks.
+re-render the world after a revisit exactly (perfect memory) or with perturbed appearance and
+shape (``perturb``: forgetting), and every frame comes with exact depth and instance masks.
 
 Conventions
 -----------
 * World coordinates are the camera frame of the conditioning frame (trajectories.py): OpenCV axes,
   x right, y DOWN, z forward, metres. The floor is therefore the room's largest y.
-* Boxes are axis-aligned, given by their ``lo`` and ``hi`` corners.
+* Boxes are axis-aligned, given by their ``lo`` and ``hi`` corners; a Sphere may be stretched
+  into an axis-aligned ellipsoid.
 * Instance id 0 is the room (walls, floor, ceiling and its fixtures: pillars, paintings,
   pedestals, tables); every person, object and event has its own id >= 1 and a string target id.
 * ``render`` returns z-depth (distance along the camera's optical axis), the depth that DA3-style
@@ -23,7 +24,7 @@ Conventions
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -41,6 +42,8 @@ AMBIENT = 0.4
 EPS = 1e-6
 LIQUIDS = ([0.8, 0.1, 0.1], [0.1, 0.3, 0.8], [0.1, 0.6, 0.2], [0.9, 0.55, 0.1], [0.5, 0.1, 0.6])
 LIGHTS = ([1.0, 0.95, 0.6], [1.0, 0.7, 0.3], [0.6, 0.9, 1.0], [1.0, 0.5, 0.8])
+LANDMARKS = ("pillar", "cabinet", "painting")
+OBJECT_HALF = (0.15, 0.27)  # half-extent (box) or radius (sphere) of an object, metres
 
 
 @dataclass
@@ -68,12 +71,15 @@ class Box:
 
 @dataclass
 class Sphere:
-    """A sphere; ``facing`` is the front direction of its texture (where a face looks)."""
+    """A sphere, or an ellipsoid with semi-axes radius x stretch along (x, y, z): ``perturb``
+    stretches spheres, since a silhouette compared up to scale (Eq. 5) cannot tell two spheres
+    apart. ``facing`` is the front direction of its texture (where a face looks)."""
 
     center: list
     radius: float
     texture: Texture
     facing: list = field(default_factory=lambda: [0.0, 0.0, -1.0])
+    stretch: list = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
 
 @dataclass
@@ -152,7 +158,7 @@ class Event:
             lit = (1 - progress) * off + progress * on
             texture = Texture(shape.texture.kind, lit.tolist(), shape.texture.scale,
                               shape.texture.angle)
-            return [Sphere(shape.center, shape.radius, texture, shape.facing)]
+            return [replace(shape, texture=texture)]
         # fill: liquid occupies the bottom (largest y) `progress` fraction of the container
         surface = shape.hi[1] - progress * (shape.hi[1] - shape.lo[1])
         shades = [self.accent, (0.7 * np.asarray(self.accent)).tolist()]
@@ -274,10 +280,14 @@ def _hit_box(box: Box, origin, dirs) -> np.ndarray:
 
 
 def _hit_sphere(sphere: Sphere, origin, dirs) -> np.ndarray:
-    oc = origin - np.asarray(sphere.center)
+    """Nearest hit with the ellipsoid, solved for the unit sphere in coordinates divided by its
+    semi-axes (a per-axis scaling leaves the ray parameter, the z-depth, unchanged)."""
+    axes = sphere.radius * np.asarray(sphere.stretch)
+    oc = (origin - np.asarray(sphere.center)) / axes
+    dirs = dirs / axes
     a = np.einsum("ij,ij->i", dirs, dirs)
     half_b = dirs @ oc
-    disc = half_b**2 - a * (oc @ oc - sphere.radius**2)
+    disc = half_b**2 - a * (oc @ oc - 1.0)
     t = (-half_b - np.sqrt(np.maximum(disc, 0))) / a
     return np.where((disc >= 0) & (t > EPS), t, np.inf)
 
@@ -316,12 +326,15 @@ def _shade(shape: Box | Sphere, points) -> np.ndarray:
         normals = np.zeros_like(points)
         normals[np.arange(len(points)), axis] = side
         return _pattern(shape.texture, uv[:, 0], uv[:, 1]) * _lambert(normals)
-    normals = (points - np.asarray(shape.center)) / shape.radius
+    axes = shape.radius * np.asarray(shape.stretch)
+    unit = (points - np.asarray(shape.center)) / axes  # on the unit sphere: texture coordinates
+    normals = unit / axes
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
     front = np.asarray(shape.facing, dtype=float)
     up = np.array([0.0, -1.0, 0.0])
     right = np.cross(up, front)
-    lon = np.arctan2(normals @ right, normals @ front)
-    lat = np.arcsin(np.clip(normals @ up, -1, 1))
+    lon = np.arctan2(unit @ right, unit @ front)
+    lat = np.arcsin(np.clip(unit @ up, -1, 1))
     if shape.texture.kind == "face":
         colors = _face(shape.texture, lon, lat)
     else:
@@ -379,9 +392,7 @@ def generate_world(case_id: str, family: str) -> World:
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; valid: {', '.join(FAMILIES)}")
     rng = stable_rng(case_id, f"{NAMESPACE}/{family}")
-    lo = [-rng.uniform(2.5, 4.5), -rng.uniform(1.0, 1.6), -rng.uniform(2.0, 4.0)]
-    hi = [rng.uniform(2.5, 4.5), rng.uniform(1.3, 1.7), rng.uniform(5.5, 9.0)]
-    room = Room(_r(lo), _r(hi), [_random_texture(rng, rng.choice(PATTERNS)) for _ in range(6)])
+    room = Room(*_room_bounds(rng), [_random_texture(rng, rng.choice(PATTERNS)) for _ in range(6)])
     world = World(family, room)
     floor = room.hi[1]
     if family == "human":
@@ -408,6 +419,13 @@ def _r(x):
     return np.round(np.asarray(x, dtype=float), 4).tolist()
 
 
+def _room_bounds(rng) -> tuple[list, list]:
+    """Walls around the camera at the origin: lo and hi corners of the room."""
+    lo = [-rng.uniform(2.5, 4.5), -rng.uniform(1.0, 1.6), -rng.uniform(2.0, 4.0)]
+    hi = [rng.uniform(2.5, 4.5), rng.uniform(1.3, 1.7), rng.uniform(5.5, 9.0)]
+    return _r(lo), _r(hi)
+
+
 def _random_texture(rng: np.random.Generator, kind: str) -> Texture:
     if kind == "face":
         skin = rng.uniform([0.45, 0.3, 0.2], [0.95, 0.8, 0.7])
@@ -422,15 +440,21 @@ def _random_texture(rng: np.random.Generator, kind: str) -> Texture:
 def _random_person(rng, instance: int, target: str, x: float, floor: float) -> Person:
     x += rng.uniform(-0.1, 0.1)
     z = rng.uniform(2.2, 3.2)
-    height, radius = rng.uniform(1.6, 1.85), rng.uniform(0.11, 0.14)
-    half_width, half_depth = rng.uniform(0.2, 0.27), 0.13
-    head_y = floor - height + radius
-    torso = Box(_r([x - half_width, head_y + 0.8 * radius, z - half_depth]),
-                _r([x + half_width, floor, z + half_depth]),
-                _random_texture(rng, rng.choice(PATTERNS)))
+    lo, hi, head_y, radius = _person_build(rng, x, z, floor)
+    torso = Box(_r(lo), _r(hi), _random_texture(rng, rng.choice(PATTERNS)))
     facing = -np.array([x, 0.0, z]) / np.hypot(x, z)  # looks at the camera
     head = Sphere(_r([x, head_y, z]), _r(radius), _random_texture(rng, "face"), _r(facing))
     return Person(instance, target, torso, head)
+
+
+def _person_build(rng, x: float, z: float, floor: float) -> tuple[list, list, float, float]:
+    """Proportions of a person standing on the floor at (x, z): torso corners, head centre
+    height and head radius."""
+    height, radius = rng.uniform(1.6, 1.85), rng.uniform(0.11, 0.14)
+    half_width, half_depth = rng.uniform(0.2, 0.27), 0.13
+    head_y = floor - height + radius
+    return ([x - half_width, head_y + 0.8 * radius, z - half_depth],
+            [x + half_width, floor, z + half_depth], head_y, radius)
 
 
 def _pedestal(rng, x: float, z: float, top: float, floor: float, half: float) -> Box:
@@ -444,22 +468,24 @@ def _random_object(rng, x: float, floor: float) -> tuple[Box | Sphere, Box]:
     z, top = rng.uniform(2.6, 3.6), rng.uniform(0.2, 0.5)
     texture = _random_texture(rng, rng.choice(PATTERNS))
     if rng.random() < 0.5:
-        half = rng.uniform(0.15, 0.27, 3)
+        half = rng.uniform(*OBJECT_HALF, 3)
         shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]),
                     _r([x + half[0], top, z + half[2]]), texture)
     else:
-        radius = rng.uniform(0.15, 0.27)
+        radius = rng.uniform(*OBJECT_HALF)
         shape = Sphere(_r([x, top - radius, z]), _r(radius), texture)
     return shape, _pedestal(rng, x, z, top, floor, 0.12)
 
 
-def _random_landmark(rng, room: Room) -> Box:
-    """A pillar on a side wall, a cabinet against the far wall or a painting on it."""
+def _random_landmark(rng, room: Room, kind: str | None = None, left: bool | None = None) -> Box:
+    """A pillar on a side wall, a cabinet against the far wall or a painting on it; ``kind`` and,
+    for a pillar, ``left`` (on the wall at x = lo) are drawn unless given."""
     (x0, y0, z0), (x1, y1, z1) = room.lo, room.hi
-    kind = rng.choice(["pillar", "cabinet", "painting"])
+    kind = kind or rng.choice(LANDMARKS)
     if kind == "pillar":
         z, half, depth = rng.uniform(1.0, z1 - 0.5), rng.uniform(0.2, 0.5), rng.uniform(0.3, 0.8)
-        x = (x0, x0 + depth) if rng.random() < 0.5 else (x1 - depth, x1)
+        left = rng.random() < 0.5 if left is None else left
+        x = (x0, x0 + depth) if left else (x1 - depth, x1)
         lo, hi = [x[0], y0, z - half], [x[1], y1, z + half]
     elif kind == "cabinet":
         x, half = rng.uniform(x0 + 0.8, x1 - 0.8), rng.uniform(0.3, 0.8)
@@ -504,20 +530,29 @@ def _random_event(rng, floor: float) -> tuple[Event, Box]:
 # Perturbation (reference models that forget)
 
 
-def perturb(world: World, entity_ids, amount: float, rng: np.random.Generator) -> World:
-    """A copy of ``world`` whose given entities (instance ids) have changed appearance.
+def perturb(world: World, entity_ids, amount: float, rng: np.random.Generator,
+            reshape: bool = True) -> World:
+    """A copy of ``world`` whose given entities (instance ids) have changed appearance and shape.
 
-    Every texture of those entities (and an event's accent colour) moves a fraction ``amount`` of
-    the way to a freshly sampled one of the same kind: 0 leaves the world identical, 1 re-samples
-    colours, scales and angles outright. Geometry is untouched, so only the entities' pixels
-    change. Used by reference models that re-sample an entity on return ('amnesic') or drift with
-    time out of view ('drifting'), the failures Static Memory scores (Section 4.4).
+    Each entity moves a fraction ``amount`` of the way to a freshly sampled version of itself,
+    linearly, so a change grows monotonically with ``amount``: 0 leaves the world identical (bit
+    for bit), 1 re-samples it outright. Appearance: every texture (and an event's accent colour)
+    blends towards a fresh one of the same kind. Shape (``_reshape``): objects, event objects and
+    people get fresh proportions where they stand, the room fresh wall distances and wall
+    fixtures. Shapes change anisotropically and the room non-uniformly, because the geometry
+    metrics discount a uniform scale (Eq. 5 compares silhouettes up to scale, Depth Spearman
+    ranks, Eq. 6 removes the median log-depth): a model that forgets must fail them too. Used by
+    reference models that re-sample an entity on return ('amnesic') or drift with time out of
+    view ('drifting'), the failures Static Memory scores (Section 4.4). ``reshape=False`` changes
+    appearance only (same draws), for tests that separate appearance from geometry metrics.
     """
     if not 0 <= amount <= 1:
         raise ValueError(f"amount must be in [0, 1], got {amount}")
     out = copy.deepcopy(world)
     for instance in entity_ids:
         entity = out.entity(instance)
+        if amount == 0:  # identical bit for bit (linear blends could flip the sign of a zero)
+            continue
         for owner in _textured(entity):
             owner.texture = _blend(owner.texture, _random_texture(rng, owner.texture.kind), amount)
         if isinstance(entity, Room):
@@ -525,7 +560,9 @@ def perturb(world: World, entity_ids, amount: float, rng: np.random.Generator) -
         if isinstance(entity, Event) and entity.mechanism != "move":
             palette = LIQUIDS if entity.mechanism == "fill" else LIGHTS
             fresh = np.asarray(palette[rng.integers(len(palette))])
-            entity.accent = ((1 - amount) * np.asarray(entity.accent) + amount * fresh).tolist()
+            entity.accent = _mix(entity.accent, fresh, amount)
+        if reshape:
+            _reshape(entity, amount, rng)
     return out
 
 
@@ -537,9 +574,87 @@ def _textured(entity) -> list[Box | Sphere]:
     return [entity.shape]
 
 
-def _blend(old: Texture, new: Texture, amount: float) -> Texture:
-    def mix(a, b):
-        return ((1 - amount) * np.asarray(a, dtype=float) + amount * np.asarray(b)).tolist()
+def _mix(a, b, amount: float) -> list:
+    return ((1 - amount) * np.asarray(a, dtype=float) + amount * np.asarray(b)).tolist()
 
-    return Texture(old.kind, mix(old.colors, new.colors), mix(old.scale, new.scale),
-                   mix(old.angle, new.angle))
+
+def _blend(old: Texture, new: Texture, amount: float) -> Texture:
+    return Texture(old.kind, _mix(old.colors, new.colors, amount),
+                   _mix(old.scale, new.scale, amount), _mix(old.angle, new.angle, amount))
+
+
+def _mix_shape(old: Box | Sphere, new: Box | Sphere, amount: float) -> Box | Sphere:
+    """``old`` moved a fraction ``amount`` of the way to ``new`` (corners, or centre and stretch,
+    interpolated linearly; texture and radius kept). A contact shared by both, such as the
+    bottom an object rests on, is kept at every amount."""
+    if isinstance(old, Box):
+        return replace(old, lo=_mix(old.lo, new.lo, amount), hi=_mix(old.hi, new.hi, amount))
+    return replace(old, center=_mix(old.center, new.center, amount),
+                   stretch=_mix(old.stretch, new.stretch, amount))
+
+
+def _reshape(entity, amount: float, rng) -> None:
+    """Move the entity's geometry a fraction ``amount`` of the way to a fresh sample (in place).
+
+    Object or event object: half-extents (box) or semi-axes (sphere, which becomes an
+    ellipsoid) drawn independently per axis from the objects' range, resting on the same spot
+    (same bottom, same centre in x and z), so it neither floats nor sinks into its pedestal or
+    table and an event keeps its mechanics. Person: fresh height, width and head size, standing
+    on the same spot. Room: ``_fresh_room``.
+    """
+    if isinstance(entity, Room):
+        fresh = _fresh_room(entity, rng)
+        entity.fixtures = [_mix_shape(old, new, amount)
+                           for old, new in zip(entity.fixtures, fresh.fixtures)]
+        entity.lo, entity.hi = _mix(entity.lo, fresh.lo, amount), _mix(entity.hi, fresh.hi, amount)
+    elif isinstance(entity, Person):
+        torso, head = entity.torso, entity.head
+        x, z = head.center[0], head.center[2]
+        lo, hi, head_y, radius = _person_build(rng, x, z, torso.hi[1])
+        entity.torso = _mix_shape(torso, replace(torso, lo=lo, hi=hi), amount)
+        fresh = replace(head, center=[x, head_y, z], stretch=[radius / head.radius] * 3)
+        entity.head = _mix_shape(head, fresh, amount)
+    else:
+        fresh = _resting(entity.shape, rng.uniform(*OBJECT_HALF, 3))
+        entity.shape = _mix_shape(entity.shape, fresh, amount)
+
+
+def _resting(shape: Box | Sphere, half) -> Box | Sphere:
+    """``shape`` with half-extents / semi-axes ``half`` on the same bottom (largest y) and with
+    the same centre in x and z."""
+    if isinstance(shape, Box):
+        lo, hi = np.asarray(shape.lo), np.asarray(shape.hi)
+        centre = np.array([(lo[0] + hi[0]) / 2, hi[1] - half[1], (lo[2] + hi[2]) / 2])
+        return replace(shape, lo=(centre - half).tolist(), hi=(centre + half).tolist())
+    bottom = shape.center[1] + shape.radius * shape.stretch[1]
+    return replace(shape, center=[shape.center[0], bottom - half[1], shape.center[2]],
+                   stretch=(np.asarray(half) / shape.radius).tolist())
+
+
+def _fresh_room(room: Room, rng) -> Room:
+    """The room re-sampled in geometry: fresh wall distances, each drawn on its own (a change no
+    uniform scale undoes), the floor kept so that whatever stands on it stays put, and every
+    landmark drawn afresh as one of its kind (a pillar on the same side) in the new room, so it
+    moves nearer or farther and changes size. A fixture that touches only the floor (pedestal,
+    table) may carry an object or event and is kept. Mixing old and fresh stays safe: each
+    landmark is a convex combination of two that keep clear of the camera and the entities.
+    """
+    lo, hi = _room_bounds(rng)
+    fresh = replace(room, lo=lo, hi=[hi[0], room.hi[1], hi[2]], fixtures=[])
+    for box in room.fixtures:
+        landmark = _landmark(box, room)
+        if landmark is not None:
+            box = replace(_random_landmark(rng, fresh, *landmark), texture=box.texture)
+        fresh.fixtures.append(box)
+    return fresh
+
+
+def _landmark(box: Box, room: Room) -> tuple[str, bool | None] | None:
+    """Kind and, for a pillar, side (True: on the wall at x = lo) of a fixture made by
+    _random_landmark, read off the walls it touches; None for one that touches only the floor."""
+    at_lo, at_hi = np.isclose(box.lo, room.lo), np.isclose(box.hi, room.hi)
+    if at_lo[1] and at_hi[1]:
+        return "pillar", bool(at_lo[0])
+    if at_hi[2]:
+        return ("cabinet" if at_hi[1] else "painting"), None
+    return None

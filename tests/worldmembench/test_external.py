@@ -1,0 +1,126 @@
+"""The external-model contract (external.py, rollout --kind external) with a real command:
+the still-frame model of still_model.py, run through bash like any user's model."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from worldmemory.common.video import read_video
+from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.worldmembench import external
+from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.cases import load_case, write_embedded_cases
+from worldmemory.worldmembench.perception import MISSING
+from worldmemory.worldmembench.rollout import write_rollouts
+from worldmemory.worldmembench.score import score_model
+from worldmemory.worldmembench.tables import table2, table2_reasons
+
+REPO = Path(__file__).resolve().parents[2]
+STILL = "python -m worldmemory.worldmembench.still_model --request {request}"
+PARAMS = {"n_frames": 161, "hold_frames": 32, "final_hold_frames": 9}
+
+
+@pytest.fixture(scope="module")
+def cases_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cases")
+    write_embedded_cases(out, 1, 64, 48, {"human": ["LRLR"], "object": ["translation"],
+                                          "environment": ["LRUD"], "dynamic": ["LR-Hold"]},
+                         PARAMS)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def package_on_path(monkeypatch):
+    """The command runs in a child bash, which finds the package through PYTHONPATH."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO / "scripts"))
+    monkeypatch.setenv("PATH", f"{Path(os.sys.executable).parent}:{os.environ['PATH']}")
+
+
+def test_template_placeholders_are_checked():
+    external.check_template(STILL)
+    external.check_template("model --image {conditioning} --out {video}")
+    with pytest.raises(ValueError, match=r"unknown placeholders \['poses'\]"):
+        external.check_template("model --poses {poses} --out {video}")
+    with pytest.raises(ValueError, match=r"\{video\}.*\{request\}"):
+        external.check_template("model --image {conditioning}")
+
+
+def test_caption_segments_are_runs_of_equal_captions():
+    assert external.caption_segments(["Hold", "Hold", "Left", "Right", "Right"]) == [
+        {"caption": "Hold", "start": 0, "end": 2}, {"caption": "Left", "start": 2, "end": 3},
+        {"caption": "Right", "start": 3, "end": 5}]
+
+
+def test_request_files_carry_the_case_and_the_camera_path(tmp_path, cases_dir):
+    case = load_case(cases_dir / "human_000")
+    traj = tj.build("LRLR", **PARAMS, width=64, height=48)
+    request = external.write_request(case, traj, 64, 48, tmp_path)
+    assert json.loads(Path(request["request"]).read_text())["video"] == request["video"]
+    assert Path(request["conditioning"]).read_bytes() == Path(case["conditioning_frame"]).read_bytes()
+    assert Path(request["prompt_file"]).read_text() == case["prompt"] + "\n"
+    stored = json.loads(Path(request["trajectory"]).read_text())
+    np.testing.assert_allclose(stored["poses"], traj.poses, atol=1e-9)
+    assert [p["name"] for p in stored["phases"]] == ["V", "D1", "R1", "D2", "R2", "H"]
+    captions = Path(request["captions"]).read_text().split()
+    assert captions == traj.captions and len(captions) == request["n_frames"] == 161
+    assert sum(s["end"] - s["start"] for s in request["caption_segments"]) == 161
+
+
+def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path, cases_dir):
+    manifest = write_rollouts(cases_dir, "still", "external", {}, PARAMS, tmp_path / "still",
+                              command=STILL)
+    assert manifest["ground_truth"] is False and manifest["params"] == {"command": STILL}
+    assert len(manifest["rollouts"]) == 4
+    entry = next(r for r in manifest["rollouts"] if r["case"] == "human_000")
+    frames = read_video(tmp_path / "still" / entry["video"])
+    conditioning = np.asarray(Image.open(cases_dir / "human_000" / "conditioning.png").convert("RGB"))
+    assert frames.shape == (161, 48, 64, 3)
+    assert (frames == frames[0]).all()  # a still
+    assert np.abs(frames[0].astype(int) - conditioning).mean() < 1  # H.264 4:4:4 crf 0: YUV rounding only
+
+    scores = score_model(cases_dir, tmp_path / "still", ColourGradientPatches())
+    assert scores["value"].isna().all()
+    row = table2(scores).iloc[0]
+    assert row["model"] == "still" and all(math.isnan(v) for v in row.drop("model"))
+    reasons = table2_reasons(scores).set_index("metric")["reason"]
+    assert reasons["human_appearance"] == MISSING["masks"]
+    assert reasons["env_depth"] == MISSING["camera"]
+    assert reasons["dyn_overall"] == MISSING["judge"]
+    assert reasons["rpe_trans"] == MISSING["camera"]
+
+
+def test_prompt_reaches_the_command_intact(tmp_path, cases_dir):
+    command = "printf '%s' {prompt} > {video}.prompt && " + STILL
+    manifest = write_rollouts(cases_dir, "echo", "external", {}, PARAMS, tmp_path / "echo",
+                              command=command)
+    for entry in manifest["rollouts"]:
+        case = load_case(cases_dir / entry["case"])
+        written = (tmp_path / "echo" / entry["video"]).with_suffix(".mp4.prompt").read_text()
+        assert written == case["prompt"]
+
+
+@pytest.mark.parametrize("command, message", [
+    ("echo loading weights; exit 3", r"exited with status 3.*loading weights"),
+    ("true {video}", "wrote no video"),
+])
+def test_a_failing_model_names_the_rollout_and_its_output(tmp_path, cases_dir, command, message):
+    if "{video}" not in command:
+        command += " # {video}"
+    with pytest.raises(RuntimeError, match=f"(?s)dynamic_000/LR-Hold.*{message}"):
+        write_rollouts(cases_dir, "bad", "external", {}, PARAMS, tmp_path / "bad",
+                       command=command)
+
+
+def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
+    case = load_case(cases_dir / "dynamic_000")
+    traj = tj.build("LR-Hold", **PARAMS, width=64, height=48)
+    request = external.write_request(case, traj, 64, 48, tmp_path)
+    video = external.run_model(STILL, request, tmp_path / "log.txt")
+    assert external.check_video(video, 161, "still") == (48, 64)
+    with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*n_frames: 161"):
+        external.check_video(video, 165, "still")
