@@ -1,0 +1,149 @@
+"""The conda environments: every package pinned, dependencies included, to the version the CI's
+virtual environment installs from requirements.lock (so a conda run and a plain run compute with
+the same libraries), a `conda:` directive on every rule, and each rule's environment holding every
+third-party package its Python modules import."""
+
+import ast
+import re
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+REPO = Path(__file__).resolve().parents[1]
+ENVS = sorted((REPO / "envs").glob("*.yaml"))
+RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
+PACKAGE = REPO / "scripts"
+# import name -> distribution name, where they differ
+DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg",
+                "huggingface_hub": "huggingface-hub"}
+NOT_A_JOB = {"all"}  # rules that run nothing
+
+
+def normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def installed(name: str) -> str | None:
+    """Version of a distribution in the running (CI) environment, without a local tag (+cpu)."""
+    try:
+        return metadata.version(name).split("+")[0]
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def dependency_closure(names) -> set[str]:
+    """The distributions ``names`` need, themselves included, as installed here (extras off)."""
+    seen, stack = set(), list(names)
+    while stack:
+        name = normal(stack.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        for requirement in metadata.distribution(name).requires or []:
+            req = Requirement(requirement)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                stack.append(req.name)
+    return seen
+
+
+def env_pins(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(conda pins, pip pins) of an environment file, name -> version ('' when unpinned)."""
+    spec = yaml.safe_load(path.read_text())
+    conda, pip = {}, {}
+    for dep in spec["dependencies"]:
+        if isinstance(dep, dict):
+            for req in dep["pip"]:
+                name, _, version = req.partition("==")
+                pip[normal(name)] = version
+        else:
+            name, _, version = dep.partition("=")
+            conda[normal(name)] = version
+    return conda, pip
+
+
+def rules() -> dict[str, str]:
+    """Rule name -> its text, from every rules/*.smk."""
+    out = {}
+    for path in RULE_FILES:
+        for block in re.split(r"\n(?=rule )", path.read_text()):
+            match = re.match(r"rule (\w+):", block)
+            if match:
+                out[match.group(1)] = block
+    return out
+
+
+def imports_of(module: str, seen: set[str] | None = None) -> set[str]:
+    """Top-level names of the third-party packages ``module`` of worldmemory imports, directly
+    or through the package's own modules (lazy imports inside functions included)."""
+    seen = set() if seen is None else seen
+    if module in seen:
+        return set()
+    seen.add(module)
+    path = PACKAGE / Path(*module.split("."))
+    source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path / "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+        for name in names:
+            if name.startswith("worldmemory"):
+                found |= imports_of(name if _is_module(name) else name.rsplit(".", 1)[0], seen)
+            elif name.split(".")[0] not in sys.stdlib_module_names:
+                found.add(name.split(".")[0])
+    return found
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE / Path(*name.split("."))
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+@pytest.mark.parametrize("path", ENVS, ids=lambda p: p.name)
+def test_every_package_is_pinned_to_the_version_ci_installs(path):
+    conda, pip = env_pins(path)
+    assert conda.get("python") == "3.11" and conda.get("pip"), "python and pip are pinned"
+    for name, version in pip.items():
+        assert version, f"{path.name}: {name} is not pinned"
+        assert version == installed(name), f"{path.name}: {name}=={version}, CI has {installed(name)}"
+
+
+@pytest.mark.parametrize("path", ENVS, ids=lambda p: p.name)
+def test_dependencies_are_pinned_too(path):
+    """pip would otherwise pick the newest release of an unpinned dependency at env creation."""
+    _, pip = env_pins(path)
+    missing = sorted(dependency_closure(pip) - set(pip))
+    assert not missing, f"{path.name}: dependencies without a pin: {missing}"
+
+
+def test_every_rule_names_a_conda_environment_that_exists():
+    found = rules()
+    assert {"permanence_probe", "worldmembench_score", "worldmembench_qualification"} <= set(found)
+    for name, text in found.items():
+        if name in NOT_A_JOB:
+            continue
+        match = re.search(r'conda:\s*\n\s*"\.\./(envs/[\w.]+\.yaml)"', text)
+        assert match, f"rule {name} has no conda: directive"
+        assert (REPO / match.group(1)).is_file(), f"rule {name}: {match.group(1)} is missing"
+
+
+def test_each_rule_environment_holds_what_its_modules_import():
+    """A rule whose module (or a module it reaches) imports a package its env lacks would fail
+    only under --sdm conda; this catches it without conda."""
+    for name, text in rules().items():
+        env_file = re.search(r'"\.\./(envs/[\w.]+\.yaml)"', text).group(1)
+        conda, pip = env_pins(REPO / env_file)
+        have = set(conda) | set(pip)
+        for module in re.findall(r"python -m (worldmemory[\w.]*)", text):
+            needed = {normal(DISTRIBUTION.get(n, n)) for n in imports_of(module)}
+            missing = sorted(needed - have)
+            assert not missing, f"rule {name} runs {module} in {env_file}, which lacks {missing}"
+
+
+def test_the_import_scan_follows_the_package():
+    """The scan itself: score.py reaches torch through the DINOv2 backend and PIL-free tables do not."""
+    assert {"numpy", "pandas", "decord"} <= imports_of("worldmemory.worldmembench.score")
+    assert "torch" not in imports_of("worldmemory.worldmembench.tables")
