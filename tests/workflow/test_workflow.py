@@ -41,6 +41,19 @@ def test_two_runs_give_byte_identical_tables(two_runs):
         assert a.read_bytes() == b.read_bytes(), name
 
 
+def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_path, snakemake):
+    config = yaml.safe_load(TINY.read_text())
+    config["permanence"]["models"]["tiny-test-random"]["seed"] = 1
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    dry = snakemake(two_runs[1], changed, "-n", "results/permanence/table3.csv",
+                    "results/permanence/figure2.png").stdout
+    stats = dry[dry.rindex("Job stats:"):].split("\n\n")[0]
+    jobs = dict(line.split() for line in stats.splitlines()[3:] if line.split()[0] != "total")
+    assert jobs == {"permanence_probe": "1", "permanence_table3": "1", "permanence_figure2": "1"}
+    assert "wildcards: model=tiny-test-random" in dry
+
+
 def test_a_finished_run_has_nothing_left_to_do(two_runs, snakemake):
     result = snakemake(two_runs[0], TINY, "-n", "results/permanence/table3.csv")
     assert "Nothing to be done" in result.stdout + result.stderr
