@@ -12,6 +12,11 @@ if not workflow.overwrite_configfiles:
 include: "rules/common.smk"
 
 
+# `snakemake --report results/report.html` (or .zip): every table and figure, grouped by study,
+# with the captions of report/.
+report: "report/workflow.rst"
+
+
 # Each study's rules are included when the config has that study.
 MAIN_TARGETS = []
 if "permanence" in config:

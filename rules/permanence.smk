@@ -1,5 +1,8 @@
 # Tracking Is Not Permanence: render -> (train | prefetch) -> probe -> Table 3, Figure 2.
 
+# The study's category in `snakemake --report` (captions under report/).
+PERM_REPORT = "Tracking Is Not Permanence (permanence)"
+
 rule permanence_scenes:
     output:
         directory("results/permanence/scenes"),
@@ -97,10 +100,14 @@ rule permanence_table3:
         infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
         paper=repo_path("resources", "paper_values", "permanence_table3.csv"),
     output:
-        wide="results/permanence/table3.csv",
-        long="results/permanence/table3_long.csv",
+        wide=report("results/permanence/table3.csv", caption="../report/permanence_table3.rst",
+                    category=PERM_REPORT, subcategory="Table 3"),
+        long=report("results/permanence/table3_long.csv", caption="../report/permanence_table3_long.rst",
+                    category=PERM_REPORT, subcategory="Table 3"),
         provenance="results/permanence/table3.json",
-        **({"paper": "results/permanence/table3_vs_paper.csv"} if PAPER_MODELS else {}),
+        **({"paper": report("results/permanence/table3_vs_paper.csv",
+                            caption="../report/permanence_table3_vs_paper.rst",
+                            category=PERM_REPORT, subcategory="Table 3")} if PAPER_MODELS else {}),
     params:
         # The paper's numbers print beside ours only for runs of the paper's checkpoints.
         paper=lambda wc, input, output: (
@@ -134,7 +141,8 @@ rule permanence_figure2:
         long="results/permanence/table3_long.csv",
         infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
     output:
-        png="results/permanence/figure2.png",
+        png=report("results/permanence/figure2.png", caption="../report/permanence_figure2.rst",
+                   category=PERM_REPORT, subcategory="Figure 2"),
         pdf="results/permanence/figure2.pdf",
         provenance="results/permanence/figure2.json",
     params:

@@ -3,6 +3,8 @@
 WMB = config["worldmembench"]
 WMB_MODELS = WMB["models"]
 WMB_EMBEDDED = WMB["cases"]["source"] == "embedded"
+# The study's category in `snakemake --report` (captions under report/).
+WMB_REPORT = "WorldMemBench (worldmembench)"
 
 
 
@@ -77,11 +79,17 @@ rule worldmembench_table2:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
         paper=repo_path("resources", "paper_values", "worldmembench_table2.csv"),
     output:
-        table2="results/table2.csv",
-        table5="results/worldmembench/table5.csv",
-        reasons="results/worldmembench/table2_nan_reasons.csv",
+        table2=report("results/table2.csv", caption="../report/worldmembench_table2.rst",
+                      category=WMB_REPORT, subcategory="Table 2"),
+        table5=report("results/worldmembench/table5.csv", caption="../report/worldmembench_table5.rst",
+                      category=WMB_REPORT, subcategory="Table 5"),
+        reasons=report("results/worldmembench/table2_nan_reasons.csv",
+                       caption="../report/worldmembench_table2_nan_reasons.rst",
+                       category=WMB_REPORT, subcategory="Table 2"),
         provenance="results/table2.json",
-        **({"paper": "results/worldmembench/table2_vs_paper.csv"} if worldmembench_paper_runs() else {}),
+        **({"paper": report("results/worldmembench/table2_vs_paper.csv",
+                            caption="../report/worldmembench_table2_vs_paper.rst",
+                            category=WMB_REPORT, subcategory="Table 2")} if worldmembench_paper_runs() else {}),
     params:
         # The paper's numbers print beside ours only for runs of the paper's models (paper_name).
         paper=lambda wc, input, output: worldmembench_paper_args(input, output),
@@ -106,10 +114,14 @@ rule worldmembench_revisits:
     input:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
     output:
-        table8="results/worldmembench/table8.csv",
-        table9="results/worldmembench/table9.csv",
-        table10="results/worldmembench/table10.csv",
-        figure5_png="results/worldmembench/figure5.png",
+        table8=report("results/worldmembench/table8.csv", caption="../report/worldmembench_table8.rst",
+                      category=WMB_REPORT, subcategory="Table 8"),
+        table9=report("results/worldmembench/table9.csv", caption="../report/worldmembench_table9.rst",
+                      category=WMB_REPORT, subcategory="Table 9"),
+        table10=report("results/worldmembench/table10.csv", caption="../report/worldmembench_table10.rst",
+                       category=WMB_REPORT, subcategory="Table 10"),
+        figure5_png=report("results/worldmembench/figure5.png", caption="../report/worldmembench_figure5.rst",
+                           category=WMB_REPORT, subcategory="Figure 5"),
         figure5_pdf="results/worldmembench/figure5.pdf",
         provenance="results/worldmembench/revisits.json",
     params:
@@ -137,11 +149,16 @@ rule worldmembench_qualification:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
         paper=repo_path("resources", "paper_values", "worldmembench_table12.csv"),
     output:
-        table11="results/worldmembench/table11.csv",
-        table12="results/worldmembench/table12.csv",
-        table13="results/worldmembench/table13.csv",
+        table11=report("results/worldmembench/table11.csv", caption="../report/worldmembench_table11.rst",
+                       category=WMB_REPORT, subcategory="Table 11"),
+        table12=report("results/worldmembench/table12.csv", caption="../report/worldmembench_table12.rst",
+                       category=WMB_REPORT, subcategory="Table 12"),
+        table13=report("results/worldmembench/table13.csv", caption="../report/worldmembench_table13.rst",
+                       category=WMB_REPORT, subcategory="Table 13"),
         provenance="results/worldmembench/qualification.json",
-        **({"paper": "results/worldmembench/table12_vs_paper.csv"} if worldmembench_paper_runs() else {}),
+        **({"paper": report("results/worldmembench/table12_vs_paper.csv",
+                            caption="../report/worldmembench_table12_vs_paper.rst",
+                            category=WMB_REPORT, subcategory="Table 12")} if worldmembench_paper_runs() else {}),
     params:
         paper=lambda wc, input, output: worldmembench_paper_args(input, output),
         config=config_json,
