@@ -91,3 +91,23 @@ def worldmembench_paper_args(input, output):
         return ""
     pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
     return f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
+
+
+WORLDMEMBENCH_DINOV2_DIR = "resources/models/worldmembench-dinov2"
+
+
+def worldmembench_features(wildcards):
+    """The DINOv2 directory the score jobs read ([] for the non-learned descriptor): the user's
+    local directory, or where rule worldmembench_prefetch_dinov2 puts a Hugging Face id."""
+    study = config["worldmembench"]
+    if study["features"] != "dinov2":
+        return []
+    return study["dinov2"] if os.path.isdir(study["dinov2"]) else WORLDMEMBENCH_DINOV2_DIR
+
+
+def worldmembench_features_args(wildcards, input):
+    """The score CLI's feature arguments."""
+    study = config["worldmembench"]
+    if study["features"] != "dinov2":
+        return f"--features {study['features']}"
+    return f"--features dinov2 --dinov2 {shlex.quote(input.features)} --device {DEVICE}"

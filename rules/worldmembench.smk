@@ -52,26 +52,44 @@ rule worldmembench_rollout:
         " {params.model} --out {output} 2>&1 | tee {log}"
 
 
-rule worldmembench_score:
-    input:
-        cases=worldmembench_cases_dir,
-        rollouts="results/worldmembench/rollouts/{model}",
+rule worldmembench_prefetch_dinov2:
     output:
-        "results/worldmembench/scores/{model}.csv",
+        directory(WORLDMEMBENCH_DINOV2_DIR),
     params:
-        features=WMB["features"],
+        id=WMB["dinov2"],
     log:
-        "results/logs/worldmembench/score_{model}.log",
+        "results/logs/worldmembench/prefetch_dinov2.log",
     threads: 1
     resources:
         mem_mb=4000,
         runtime=60,
-        gpu=0,
+    conda:
+        "../envs/torch.yaml"
+    shell:
+        "python -m worldmemory.models.prefetch --id {params.id} --out {output} 2>&1 | tee {log}"
+
+
+rule worldmembench_score:
+    input:
+        cases=worldmembench_cases_dir,
+        rollouts="results/worldmembench/rollouts/{model}",
+        features=worldmembench_features,
+    output:
+        "results/worldmembench/scores/{model}.csv",
+    params:
+        features=worldmembench_features_args,
+    log:
+        "results/logs/worldmembench/score_{model}.log",
+    threads: 1
+    resources:
+        mem_mb=8000 if WMB["features"] == "dinov2" else 4000,
+        runtime=60,
+        gpu=GPU if WMB["features"] == "dinov2" else 0,
     conda:
         "../envs/torch.yaml"
     shell:
         "python -m worldmemory.worldmembench.score --cases {input.cases} --rollouts {input.rollouts}"
-        " --features {params.features} --out {output} 2>&1 | tee {log}"
+        " {params.features} --out {output} 2>&1 | tee {log}"
 
 
 rule worldmembench_table2:

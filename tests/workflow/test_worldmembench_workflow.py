@@ -152,3 +152,37 @@ def test_rollout_resources_follow_the_model(tmp_path, snakemake):
     bad.write_text(yaml.safe_dump(config))
     result = snakemake(tmp_path, bad, "-n", check=False)
     assert result.returncode != 0 and "command" in result.stdout + result.stderr
+
+
+def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
+    """features: dinov2 (the paper's), its weights already prefetched (the network boundary): a
+    tiny random DINOv2 with registers stands in for the released one. Environment Visible reads
+    the return frame closest to the start orientation, which for the omniscient model is frame 0's
+    view again: identical features, cosine 1; the amnesic model re-sampled the room."""
+    from worldmemory.models.dinov2 import Dinov2Features
+
+    tiny = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, patch_size=14,
+                image_size=28, num_register_tokens=4)
+    Dinov2Features.from_config(tiny, seed=0).model.save_pretrained(
+        tmp_path / "resources" / "models" / "worldmembench-dinov2")
+    config = yaml.safe_load(TINY.read_text())
+    config["worldmembench"]["features"] = "dinov2"
+    config["worldmembench"]["models"] = {
+        m: {"kind": "reference", "reference": m} for m in ("omniscient", "amnesic")}
+    path = tmp_path / "dinov2.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, path, "results/table2.csv")
+    assert "worldmembench_prefetch_dinov2" not in result.stdout + result.stderr
+    table = pd.read_csv(tmp_path / "results" / "table2.csv").set_index("model")
+    assert table.loc["omniscient", "env_visible"] == pytest.approx(1.0, abs=1e-6)
+    assert table.loc["amnesic", "env_visible"] < 0.999
+    appearance = table[["human_appearance", "object_appearance"]].to_numpy()
+    assert ((appearance > 0) & (appearance <= 1)).all()
+    log = (tmp_path / "results" / "logs" / "worldmembench" / "score_omniscient.log").read_text()
+    assert "[score]" in log
+    cuda = tmp_path / "cuda.yaml"
+    cuda.write_text(yaml.safe_dump({**config, "device": "cuda"}))
+    dry = snakemake(tmp_path, cuda, "-n", "-p", "--forceall", "results/table2.csv").stdout
+    score = dry[dry.index("rule worldmembench_score:"):].split("Shell command")[0]
+    assert "gpu=1" in score
+    assert "--features dinov2 --dinov2 resources/models/worldmembench-dinov2 --device cuda" in dry
