@@ -291,3 +291,52 @@ def test_render_is_fast():
         identity_render(world)
         times.append(time.perf_counter() - start)
     assert np.median(times) < 0.05
+
+
+def test_render_rays_with_the_pinhole_rays_reproduces_render():
+    world = wd.generate_world("object_001", "object")
+    c2w = pose(rot_y(0.4), [0.2, -0.1, 0.3])
+    view = wd.render(world, c2w, K, W, H)
+    u, v = np.meshgrid(np.arange(W) + 0.5, np.arange(H) + 0.5)
+    rays = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], axis=1) @ np.linalg.inv(K).T
+    out = wd.render_rays(world, c2w[:3, 3], rays @ c2w[:3, :3].T)
+    assert out["rgb"].shape == (H * W, 3) and out["rgb"].dtype == np.uint8
+    assert np.array_equal(out["instance"], view["instance"].ravel())
+    assert np.abs(out["rgb"].astype(int) - view["rgb"].reshape(-1, 3)).max() <= 1
+    # distance along the ray = z-depth x the ray's length at z = 1
+    np.testing.assert_allclose(out["depth"], view["depth"].ravel() * np.linalg.norm(rays, axis=1),
+                               rtol=1e-6)
+
+
+def test_render_rays_depth_is_the_distance_to_a_sphere_along_any_ray():
+    centre, r = np.array([1.0, -0.5, 2.0]), 0.6
+    ball = wd.Thing(3, "ball", wd.Sphere(centre.tolist(), r, GREY))
+    world = box_room(objects=[ball])
+    rng = np.random.default_rng(0)
+    to_ball = centre / np.linalg.norm(centre)
+    dirs = to_ball + rng.normal(scale=0.1, size=(500, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    out = wd.render_rays(world, np.zeros(3), 3.0 * dirs)  # any length: normalised inside
+    b = dirs @ centre
+    disc = b**2 - (centre @ centre - r**2)
+    hit = disc > 1e-9
+    assert 50 < hit.sum() < 500
+    assert np.all(out["instance"][hit] == 3) and np.all(out["instance"][disc < -1e-9] == 0)
+    np.testing.assert_allclose(out["depth"][hit], b[hit] - np.sqrt(disc[hit]), atol=1e-9)
+
+
+def test_render_rays_accepts_one_origin_per_ray():
+    ball = wd.Thing(3, "ball", wd.Sphere([0.0, 0.0, 3.0], 0.5, GREY))
+    world = box_room(objects=[ball])
+    origins = np.array([[0.0, 0.0, 0.0], [0.3, 0.0, 0.0], [0.0, 0.2, 1.0], [2.0, 0.0, 0.0]])
+    dirs = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    out = wd.render_rays(world, origins, dirs)
+    for i in range(len(origins)):
+        one = wd.render_rays(world, origins[i], dirs[i:i + 1])
+        assert out["instance"][i] == one["instance"][0]
+        assert out["depth"][i] == pytest.approx(one["depth"][0], abs=1e-12)
+        assert np.array_equal(out["rgb"][i], one["rgb"][0])
+    assert out["instance"].tolist() == [3, 3, 3, 0]
+    assert out["depth"][:3] == pytest.approx([2.5, 3.0 - np.sqrt(0.25 - 0.09), 2.0 - np.sqrt(0.21)])
+    with pytest.raises(ValueError, match="inside the room"):
+        wd.render_rays(world, [[0.0, 0.0, 0.0], [9.0, 0.0, 0.0]], dirs[:2])

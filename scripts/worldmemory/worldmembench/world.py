@@ -221,14 +221,34 @@ def render(world: World, c2w, K, width: int, height: int, frame: int = 0) -> dic
     shaded as texture colour x Lambert (fixed light, ambient floor), vectorised over pixels.
     """
     c2w = np.asarray(c2w, dtype=float)
-    origin = c2w[:3, 3]
-    lo, hi = np.asarray(world.room.lo), np.asarray(world.room.hi)
-    if not np.all((lo < origin) & (origin < hi)):
-        raise ValueError(f"camera centre {origin} must be inside the room {lo}..{hi}")
     u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
     pixels = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], axis=1)
     dirs = pixels @ np.linalg.inv(np.asarray(K, dtype=float)).T @ c2w[:3, :3].T
+    out = _cast(world, c2w[:3, 3], dirs, frame)
+    return {
+        "rgb": out["rgb"].reshape(height, width, 3),
+        "depth": out["depth"].astype(np.float32).reshape(height, width),
+        "instance": out["instance"].reshape(height, width),
+    }
 
+
+def render_rays(world: World, origins, directions, frame: int = 0) -> dict:
+    """Ray-cast arbitrary rays: {'rgb' uint8 (N, 3), 'depth' float64 (N,), 'instance' int32 (N,)}.
+
+    ``origins`` is one point (3,) shared by all rays (a camera centre) or one per ray (N, 3), each
+    inside the room; ``directions`` (N, 3) need not be unit vectors (they are normalised here), so
+    'depth' is the Euclidean distance along the ray, not a z-depth. Shading as in ``render``.
+    """
+    dirs = np.asarray(directions, dtype=float)
+    dirs = dirs / np.linalg.norm(dirs, axis=-1, keepdims=True)
+    return _cast(world, np.asarray(origins, dtype=float), dirs, frame)
+
+
+def _cast(world: World, origin, dirs, frame: int) -> dict:
+    """Nearest hit and shading of the rays origin + t dirs; 'depth' is the ray parameter t."""
+    lo, hi = np.asarray(world.room.lo), np.asarray(world.room.hi)
+    if not np.all((lo < origin) & (origin < hi)):
+        raise ValueError(f"camera centre {origin} must be inside the room {lo}..{hi}")
     prims = _primitives(world, frame)
     depth = _slabs(lo, hi, origin, dirs)[1]  # the room is hit from inside, where the ray exits
     owner = np.full(len(dirs), -1)
@@ -249,11 +269,8 @@ def render(world: World, c2w, K, width: int, height: int, frame: int = 0) -> dic
         if sel.any():
             rgb[sel] = _shade(shape, points[sel])
             instance[sel] = inst
-    return {
-        "rgb": np.round(np.clip(rgb, 0, 1) * 255).astype(np.uint8).reshape(height, width, 3),
-        "depth": depth.astype(np.float32).reshape(height, width),
-        "instance": instance.reshape(height, width),
-    }
+    return {"rgb": np.round(np.clip(rgb, 0, 1) * 255).astype(np.uint8), "depth": depth,
+            "instance": instance}
 
 
 def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
@@ -286,8 +303,11 @@ def _hit_sphere(sphere: Sphere, origin, dirs) -> np.ndarray:
     oc = (origin - np.asarray(sphere.center)) / axes
     dirs = dirs / axes
     a = np.einsum("ij,ij->i", dirs, dirs)
-    half_b = dirs @ oc
-    disc = half_b**2 - a * (oc @ oc - 1.0)
+    if oc.ndim == 1:  # one origin for all rays
+        half_b, c = dirs @ oc, oc @ oc - 1.0
+    else:  # one origin per ray
+        half_b, c = np.einsum("ij,ij->i", dirs, oc), np.einsum("ij,ij->i", oc, oc) - 1.0
+    disc = half_b**2 - a * c
     t = (-half_b - np.sqrt(np.maximum(disc, 0))) / a
     return np.where((disc >= 0) & (t > EPS), t, np.inf)
 
