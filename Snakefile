@@ -10,6 +10,7 @@ if not workflow.overwrite_configfiles:
 
 
 include: "rules/common.smk"
+include: "rules/features.smk"
 
 
 # `snakemake --report results/report.html` (or .zip): every table and figure, grouped by study,
@@ -33,6 +34,11 @@ if "worldmembench" in config:
         "results/worldmembench/figure5.png",
         "results/worldmembench/table12.csv",
     ]
+if "persistbench" in config:
+
+    include: "rules/persistbench.smk"
+
+    MAIN_TARGETS += ["results/persistbench/table1.csv"]
 
 
 rule all:

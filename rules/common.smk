@@ -93,21 +93,55 @@ def worldmembench_paper_args(input, output):
     return f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
 
 
-WORLDMEMBENCH_DINOV2_DIR = "resources/models/worldmembench-dinov2"
+# -- shared feature backend ----------------------------------------------------------------------
+DINOV2_DIR = "resources/models/dinov2"
 
 
-def worldmembench_features(wildcards):
-    """The DINOv2 directory the score jobs read ([] for the non-learned descriptor): the user's
-    local directory, or where rule worldmembench_prefetch_dinov2 puts a Hugging Face id."""
-    study = config["worldmembench"]
-    if study["features"] != "dinov2":
-        return []
-    return study["dinov2"] if os.path.isdir(study["dinov2"]) else WORLDMEMBENCH_DINOV2_DIR
+def uses_dinov2(study):
+    return study in config and config[study]["features"] == "dinov2"
 
 
-def worldmembench_features_args(wildcards, input):
-    """The score CLI's feature arguments."""
-    study = config["worldmembench"]
-    if study["features"] != "dinov2":
-        return f"--features {study['features']}"
-    return f"--features dinov2 --dinov2 {shlex.quote(input.features)} --device {DEVICE}"
+def features_input(study):
+    """Input function: the DINOv2 directory a study's score jobs read ([] for the non-learned
+    descriptor): the user's local directory, or where rule prefetch_dinov2 puts the HF id."""
+
+    def files(wildcards):
+        if not uses_dinov2(study):
+            return []
+        return config["dinov2"] if os.path.isdir(config["dinov2"]) else DINOV2_DIR
+
+    return files
+
+
+def features_args(study):
+    """Params function: the score CLIs' feature arguments."""
+
+    def args(wildcards, input):
+        if not uses_dinov2(study):
+            return f"--features {config[study]['features']}"
+        return f"--features dinov2 --dinov2 {shlex.quote(input.features)} --device {DEVICE}"
+
+    return args
+
+
+# -- persistbench --------------------------------------------------------------------------------
+def persistbench_rollout_args(wildcards):
+    """The rollout CLI's model arguments: a reference model or an external command template."""
+    spec = config["persistbench"]["models"][wildcards.model]
+    if spec["kind"] == "reference":
+        args = ["--kind", "reference", "--reference", spec["reference"],
+                "--params", json.dumps(spec.get("params", {}), sort_keys=True)]
+    else:
+        args = ["--kind", "external", "--command", spec["command"]]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def persistbench_paper_args(input, output):
+    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models."""
+    models = config["persistbench"]["models"]
+    runs = {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
+    if not runs:
+        return ""
+    pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
+    return (f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
+            f" --paper-ablation {input.ablation} --out-paper-ablation {output.paper_ablation}")

@@ -52,39 +52,22 @@ rule worldmembench_rollout:
         " {params.model} --out {output} 2>&1 | tee {log}"
 
 
-rule worldmembench_prefetch_dinov2:
-    output:
-        directory(WORLDMEMBENCH_DINOV2_DIR),
-    params:
-        id=WMB["dinov2"],
-    log:
-        "results/logs/worldmembench/prefetch_dinov2.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    conda:
-        "../envs/torch.yaml"
-    shell:
-        "python -m worldmemory.models.prefetch --id {params.id} --out {output} 2>&1 | tee {log}"
-
-
 rule worldmembench_score:
     input:
         cases=worldmembench_cases_dir,
         rollouts="results/worldmembench/rollouts/{model}",
-        features=worldmembench_features,
+        features=features_input("worldmembench"),
     output:
         "results/worldmembench/scores/{model}.csv",
     params:
-        features=worldmembench_features_args,
+        features=features_args("worldmembench"),
     log:
         "results/logs/worldmembench/score_{model}.log",
     threads: 1
     resources:
-        mem_mb=8000 if WMB["features"] == "dinov2" else 4000,
+        mem_mb=8000 if uses_dinov2("worldmembench") else 4000,
         runtime=60,
-        gpu=GPU if WMB["features"] == "dinov2" else 0,
+        gpu=GPU if uses_dinov2("worldmembench") else 0,
     conda:
         "../envs/torch.yaml"
     shell:

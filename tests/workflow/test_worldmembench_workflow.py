@@ -164,7 +164,7 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     tiny = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, patch_size=14,
                 image_size=28, num_register_tokens=4)
     Dinov2Features.from_config(tiny, seed=0).model.save_pretrained(
-        tmp_path / "resources" / "models" / "worldmembench-dinov2")
+        tmp_path / "resources" / "models" / "dinov2")
     config = yaml.safe_load(TINY.read_text())
     config["worldmembench"]["features"] = "dinov2"
     config["worldmembench"]["models"] = {
@@ -172,7 +172,7 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     path = tmp_path / "dinov2.yaml"
     path.write_text(yaml.safe_dump(config))
     result = snakemake(tmp_path, path, "results/table2.csv")
-    assert "worldmembench_prefetch_dinov2" not in result.stdout + result.stderr
+    assert "prefetch_dinov2" not in result.stdout + result.stderr
     table = pd.read_csv(tmp_path / "results" / "table2.csv").set_index("model")
     assert table.loc["omniscient", "env_visible"] == pytest.approx(1.0, abs=1e-6)
     assert table.loc["amnesic", "env_visible"] < 0.999
@@ -185,4 +185,4 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     dry = snakemake(tmp_path, cuda, "-n", "-p", "--forceall", "results/table2.csv").stdout
     score = dry[dry.index("rule worldmembench_score:"):].split("Shell command")[0]
     assert "gpu=1" in score
-    assert "--features dinov2 --dinov2 resources/models/worldmembench-dinov2 --device cuda" in dry
+    assert "--features dinov2 --dinov2 resources/models/dinov2 --device cuda" in dry

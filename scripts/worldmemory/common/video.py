@@ -59,12 +59,26 @@ def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float) -> None
 
 
 def read_video(path: str | os.PathLike) -> np.ndarray:
-    """Decode every frame of ``path`` as [T,H,W,3] uint8 RGB."""
+    """Decode every frame of ``path`` as [T,H,W,3] uint8 RGB.
+
+    decord decodes; for the frame widths where decord 0.6.0 copies a row-padded buffer and fails
+    (48 px, for one), ffmpeg decodes the same stream to rgb24 instead (also bit-exact).
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"video not found: {path}")
     try:
         reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
-        return reader.get_batch(range(len(reader))).asnumpy()
     except decord.DECORDError as err:
         raise RuntimeError(f"cannot decode video {path}: {err}") from err
+    try:
+        return reader.get_batch(range(len(reader))).asnumpy()
+    except decord.DECORDError:
+        return _read_with_ffmpeg(path)
+
+
+def _read_with_ffmpeg(path: Path) -> np.ndarray:
+    frames = imageio_ffmpeg.read_frames(str(path), pix_fmt="rgb24")
+    meta = next(frames)
+    width, height = meta["size"]
+    return np.stack([np.frombuffer(f, np.uint8).reshape(height, width, 3) for f in frames])

@@ -149,6 +149,12 @@ def _camera_rays(width: int, height: int, fov_deg: float) -> np.ndarray:
     return rays
 
 
+def view_directions(yaw_deg: float, pitch_deg: float, fov_deg: float, width: int,
+                    height: int) -> np.ndarray:
+    """(height, width, 3) world directions of a view's pixel centres (not normalised)."""
+    return _camera_rays(int(width), int(height), float(fov_deg)) @ view_rotation(yaw_deg, pitch_deg).T
+
+
 def perspective(pano, yaw_deg: float, pitch_deg: float, fov_deg: float, width: int,
                 height: int, nearest: bool = False) -> np.ndarray:
     """Pinhole crop (height, width, ...) of an equirectangular image (PersistBench, Method 1).
@@ -169,9 +175,7 @@ def perspective(pano, yaw_deg: float, pitch_deg: float, fov_deg: float, width: i
     if pano.dtype == bool and not nearest:
         raise ValueError("boolean masks must be cropped with nearest=True")
     H, W = pano.shape[:2]
-    rays = _camera_rays(int(width), int(height), float(fov_deg))
-    dirs = rays @ view_rotation(yaw_deg, pitch_deg).T
-    u, v = direction_to_pixel(dirs, W, H)
+    u, v = direction_to_pixel(view_directions(yaw_deg, pitch_deg, fov_deg, width, height), W, H)
     if nearest:
         ui = np.floor(u + 0.5).astype(np.intp) % W
         vi = np.clip(np.floor(v + 0.5).astype(np.intp), 0, H - 1)

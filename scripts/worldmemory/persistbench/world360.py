@@ -335,6 +335,20 @@ def render_panorama(scene: Scene, frame: int, width: int, height: int) -> dict:
             "depth": out["depth"].astype(np.float32).reshape(height, width)}
 
 
+def without_target(scene: Scene) -> World:
+    """The scene's world with the target removed: what is behind it (the room does not move)."""
+    world = scene.world
+    return replace(world, people=[p for p in world.people if p.instance != scene.target_instance],
+                   objects=[o for o in world.objects if o.instance != scene.target_instance])
+
+
+def render_background(scene: Scene, width: int, height: int) -> np.ndarray:
+    """(H, W, 3) uint8 equirectangular frame of the scene without its target."""
+    out = wd.render_rays(without_target(scene), CENTRE,
+                         equirect_directions(width, height).reshape(-1, 3))
+    return out["rgb"].reshape(height, width, 3)
+
+
 def render_video(scene: Scene, n_frames: int | None = None, width: int = 256,
                  height: int = 128) -> dict:
     """Frames 0 .. n_frames - 1 (default the scene's) stacked: {'rgb' (T, H, W, 3) uint8,
@@ -350,10 +364,7 @@ def render_video(scene: Scene, n_frames: int | None = None, width: int = 256,
         one = render_panorama(scene, 0, width, height)
         return {k: np.repeat(v[None], n, axis=0) for k, v in one.items()}
     dirs = equirect_directions(width, height).reshape(-1, 3)
-    world = scene.world
-    still = replace(world, people=[p for p in world.people if p.instance != scene.target_instance],
-                    objects=[o for o in world.objects if o.instance != scene.target_instance])
-    back = wd.render_rays(still, CENTRE, dirs)
+    back = wd.render_rays(without_target(scene), CENTRE, dirs)
     out = {"rgb": np.repeat(back["rgb"][None], n, axis=0),
            "instance": np.repeat(back["instance"].astype(np.int16)[None], n, axis=0),
            "depth": np.repeat(back["depth"].astype(np.float32)[None], n, axis=0)}

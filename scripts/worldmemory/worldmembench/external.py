@@ -41,17 +41,17 @@ VIDEO_NAME = "video.mp4"
 OUTPUT_TAIL = 2000  # characters of the command's output quoted in an error
 
 
-def check_template(template: str) -> None:
+def check_template(template: str, placeholders: tuple[str, ...] = PLACEHOLDERS) -> None:
     """Raise ValueError if ``template`` uses a placeholder outside PLACEHOLDERS, or tells the
     model neither where to write ({video}) nor where that is written down ({request})."""
     try:
         names = {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
     except ValueError as e:
         raise ValueError(f"command template {template!r}: {e}") from e
-    unknown = sorted(names - set(PLACEHOLDERS))
+    unknown = sorted(names - set(placeholders))
     if unknown:
         raise ValueError(f"command template uses unknown placeholders {unknown}; valid: "
-                         f"{', '.join(PLACEHOLDERS)}")
+                         f"{', '.join(placeholders)}")
     if not names & {"video", "request"}:
         raise ValueError("command template must pass {video} (the output path) or {request} "
                          "(request.json, which holds it)")
@@ -84,6 +84,7 @@ def write_request(case: dict, trajectory: Trajectory, width: int, height: int,
         "n_frames": trajectory.n_frames,
         "fps": float(trajectory.fps),
         "video": str((out_dir / VIDEO_NAME).resolve()),
+        "label": f"{case['id']}/{trajectory.name}",
     }
     (request_dir / "request.json").write_text(json.dumps(request, indent=2) + "\n")
     return {**request, "request": str((request_dir / "request.json").resolve())}
@@ -99,14 +100,16 @@ def caption_segments(captions: list[str]) -> list[dict]:
     return segments
 
 
-def run_model(template: str, request: dict, log_path: Path) -> Path:
+def run_model(template: str, request: dict, log_path: Path,
+              placeholders: tuple[str, ...] = PLACEHOLDERS) -> Path:
     """Run the command for one request; its output goes to ``log_path``. Returns the video path.
 
-    Raises RuntimeError naming the case, the trajectory and the exit status with the end of the
-    command's output when it fails or writes no video.
+    ``request`` holds a value for every placeholder and "label", the rollout's name in messages.
+    Raises RuntimeError naming the rollout and the exit status with the end of the command's
+    output when it fails or writes no video.
     """
-    check_template(template)
-    values = {key: shlex.quote(str(request[key])) for key in PLACEHOLDERS}
+    check_template(template, placeholders)
+    values = {key: shlex.quote(str(request[key])) for key in placeholders}
     command = template.format(**values)
     video = Path(request["video"])
     video.unlink(missing_ok=True)
@@ -114,7 +117,7 @@ def run_model(template: str, request: dict, log_path: Path) -> Path:
         log.write(f"$ {command}\n")
         log.flush()
         status = subprocess.run(["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT).returncode
-    where = f"{request['case']}/{request['trajectory_name']}"
+    where = request["label"]
     if status != 0 or not video.is_file():
         tail = log_path.read_text()[-OUTPUT_TAIL:]
         problem = f"exited with status {status}" if status else f"wrote no video at {video}"

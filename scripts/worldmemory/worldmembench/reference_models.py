@@ -29,12 +29,12 @@ from dataclasses import replace
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from worldmemory.common import params as common_params
 from worldmemory.common.geometry import pose, rotation_angle
 from worldmemory.permanence.render import stable_rng
 from worldmemory.worldmembench.trajectories import Trajectory
 from worldmemory.worldmembench.world import World, perturb, render
 
-REFERENCE_MODELS = ("omniscient", "amnesic", "drifting", "camera_error")
 DEFAULT_PARAMS = {
     "omniscient": {},
     "amnesic": {"min_pixels": 20},
@@ -46,13 +46,7 @@ NAMESPACE = "worldmembench/reference"
 
 def resolve_params(model: str, params: dict) -> dict:
     """The model's parameters: its defaults updated with ``params``; unknown names raise."""
-    if model not in REFERENCE_MODELS:
-        raise ValueError(f"unknown reference model {model!r}; valid: {', '.join(REFERENCE_MODELS)}")
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS[model]))
-    if unknown:
-        valid = ", ".join(DEFAULT_PARAMS[model]) or "none"
-        raise ValueError(f"{model}: unknown parameters {', '.join(unknown)}; valid: {valid}")
-    return {**DEFAULT_PARAMS[model], **params}
+    return common_params.resolve_params(model, params, DEFAULT_PARAMS)
 
 
 def run_reference(model: str, params: dict, case: dict, trajectory: Trajectory, width: int,

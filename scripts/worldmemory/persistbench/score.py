@@ -1,0 +1,101 @@
+"""Per-model PersistBench scores: Perm, Cont, App per sequence and per frame (Method 2-3).
+
+Reads one model's rollouts (rollout.py) and the prepared sequences (prepare.py) and writes the
+tidy per-sequence rows and the per-frame rows of ``metrics``. Perception is the ORACLE for
+reference models: the tracker's mask in the generated frame is the instance map the model wrote
+(standing in for SAM2 initialised by DINO matching on the first frame) and the same-entity judge
+is the model's own record of whether it drew the reference target (standing in for the VLM).
+The reference masks are the ground-truth crops of the panorama. App pools the patch features of
+the full generated and reference frames under their masks (the non-learned descriptor by
+default, DINOv2 when configured). A model without truth channels (an external model) gets NaN
+rows with the reason: the SAM2 tracker and the VLM judge come in a later issue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from worldmemory.common.video import read_video
+from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.persistbench import metrics
+from worldmemory.persistbench.prepare import load_sequences
+from worldmemory.worldmembench.score import FEATURE_BACKENDS, make_backend
+
+MIN_PIXELS = 4  # a tracker mask smaller than this is no valid mask
+NO_PERCEPTION = ("no SAM2 tracker / VLM judge for a model without ground truth: later issue")
+
+
+def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALPHA,
+                min_pixels: int = MIN_PIXELS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-sequence rows, per-frame rows) of one model, in manifest order."""
+    root = Path(rollouts_dir)
+    manifest = json.loads((root / "manifest.json").read_text())
+    model = manifest["model"]
+    sequences, seq_root = load_sequences(sequences_dir)
+    rollouts = {r["sequence"]: r for r in manifest["rollouts"]}
+    scores, frames = [], []
+    for seq in sequences:
+        if seq["id"] not in rollouts:
+            raise ValueError(f"model {model!r} has no rollout of sequence {seq['id']}")
+        with np.load(seq_root / seq["id"] / "views.npz") as views:
+            ref_masks = views["reference_instance"] == seq["target_instance"]
+            visible = views["visible_in_input"]
+        entry = rollouts[seq["id"]]
+        if manifest["ground_truth"]:
+            per_frame = _oracle_frame_scores(root, entry, seq, seq_root, ref_masks, backend,
+                                             alpha, min_pixels)
+            rows = metrics.sequence_rows(per_frame, visible)
+        else:
+            per_frame = {k: np.full(seq["n_frames"], np.nan) for k in ("perm", "cont", "app")}
+            rows = [{**r, "value": np.nan, "n_tracked": 0, "reason": NO_PERCEPTION}
+                    for r in metrics.sequence_rows(per_frame, visible)]
+        scores.append(metrics.scores_frame(rows, model, seq["id"], seq["kind"], seq["category"]))
+        frames.append(metrics.frames_frame(metrics.frame_rows(per_frame, visible), model,
+                                           seq["id"], seq["kind"]))
+        perm = [r["value"] for r in rows if r["metric"] == "perm" and r["aggregation"] == "tracked"]
+        print(f"[score] {model} {seq['id']}: Perm invisible {perm[0]:.3f}, visible {perm[1]:.3f}",
+              flush=True)
+    return pd.concat(scores, ignore_index=True), pd.concat(frames, ignore_index=True)
+
+
+def _oracle_frame_scores(root: Path, entry: dict, seq: dict, seq_root: Path, ref_masks, backend,
+                         alpha: float, min_pixels: int) -> dict:
+    """Per-frame Perm/Cont/App of a reference model's rollout, with oracle tracker and judge."""
+    generated = read_video(root / entry["video"])
+    reference = read_video(seq_root / seq["id"] / "reference.mkv")
+    with np.load(root / entry["truth"]) as truth:
+        pred_masks = truth["instance"] == seq["target_instance"]
+        same_entity = truth["same_entity"]
+    if generated.shape != reference.shape:
+        raise ValueError(f"{seq['id']}: generated video {generated.shape} != reference "
+                         f"{reference.shape}")
+    tracked = pred_masks.sum(axis=(1, 2)) >= min_pixels
+    return metrics.frame_scores(tracked, same_entity, pred_masks, ref_masks,
+                                metrics.pooled_features(backend, generated, pred_masks),
+                                metrics.pooled_features(backend, reference, ref_masks), alpha)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sequences", required=True)
+    parser.add_argument("--rollouts", required=True)
+    parser.add_argument("--features", default=ColourGradientPatches.name, choices=FEATURE_BACKENDS)
+    parser.add_argument("--dinov2", help="DINOv2 checkpoint (directory or Hugging Face id)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--alpha", type=float, default=metrics.ALPHA, help="Cont's decay rate")
+    parser.add_argument("--out-scores", required=True)
+    parser.add_argument("--out-frames", required=True)
+    args = parser.parse_args(argv)
+    backend = make_backend(args.features, args.dinov2, args.device)
+    scores, frames = score_model(args.sequences, args.rollouts, backend, args.alpha)
+    metrics.write_scores(scores, args.out_scores)
+    metrics.write_frames(frames, args.out_frames)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""PersistBench's pipeline on a small embedded run: preparation (tracking, camera pair, crops),
+the reference models' rollouts, oracle scoring, and an external command; known answers."""
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from worldmemory.common.video import read_video
+from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.persistbench import prepare as pp
+from worldmemory.persistbench.camera_paths import PathParams, Schedule
+from worldmemory.persistbench.rollout import write_rollouts
+from worldmemory.persistbench.score import NO_PERCEPTION, score_model
+
+REPO = Path(__file__).resolve().parents[2]
+CAMERA = PathParams(fov_deg=90, width=64, height=64)
+
+
+@pytest.fixture(scope="module")
+def sequences(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sequences")
+    pp.prepare(out, 1, 32, 128, (10, 22), CAMERA)
+    return out
+
+
+@pytest.fixture(scope="module")
+def scored(sequences, tmp_path_factory):
+    rollouts = tmp_path_factory.mktemp("rollouts")
+    out = {}
+    for model in ("omniscient", "warp_only", "forgetting"):
+        write_rollouts(sequences, model, "reference", rollouts / model, {})
+        scores, _ = score_model(sequences, rollouts / model, ColourGradientPatches())
+        tracked = scores[scores["aggregation"] == "tracked"]
+        out[model] = tracked.set_index(["sequence", "segment", "metric"])["value"]
+    return out
+
+
+def test_the_input_camera_follows_its_schedule(sequences):
+    for seq_id in ("static_000", "dynamic_000"):
+        with np.load(sequences / seq_id / "views.npz") as views:
+            visible = views["visible_in_input"]
+            reference = (views["reference_instance"] == 1).any(axis=(1, 2))
+        expected = np.ones(32, bool)
+        expected[10:22] = False
+        np.testing.assert_array_equal(visible, expected)
+        assert reference.all()  # the reference camera keeps the target in view throughout
+    reference = read_video(sequences / "static_000" / "reference.mkv")
+    assert reference.shape == (32, 64, 64, 3)
+
+
+def test_omniscient_scores_one_and_warp_only_loses_the_target_out_of_view(scored):
+    for value in scored["omniscient"]:
+        assert value == pytest.approx(1.0, abs=1e-6)
+    warp = scored["warp_only"]
+    for seq_id in ("static_000", "dynamic_000"):
+        assert warp[(seq_id, "invisible", "perm")] == 0.0
+        assert warp[(seq_id, "visible", "perm")] == 1.0
+        assert math.isnan(warp[(seq_id, "invisible", "cont")])
+
+
+def test_forgetting_keeps_the_target_only_while_it_fades(scored):
+    forget = scored["forgetting"]
+    for seq_id in ("static_000", "dynamic_000"):
+        # fade over 8 frames: opacity >= 0.5 for the first 4 of the 12 invisible frames
+        assert forget[(seq_id, "invisible", "perm")] == pytest.approx(4 / 12)
+        assert forget[(seq_id, "visible", "perm")] == 1.0
+
+
+def test_a_pair_that_misses_its_schedule_is_dropped_not_kept(tmp_path):
+    narrow = PathParams(fov_deg=4, width=64, height=64)  # no target fits a 4-degree view
+    entry = pp.prepare_sequence("static_000", "static", 32, 128, Schedule(32, 10, 22), narrow,
+                                tmp_path)
+    assert entry["dropped"] and not (tmp_path / "static_000").exists()
+    with pytest.raises(RuntimeError, match="every sequence missed"):
+        pp.prepare(tmp_path / "all", 1, 32, 128, (10, 22), narrow)
+
+
+def test_an_external_model_gets_the_input_video_and_both_camera_paths(sequences, tmp_path,
+                                                                      monkeypatch):
+    """A 'model' that returns its input video: a real command through bash."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    command = "cp {input_video} {video}.mkv && mv {video}.mkv {video} && test -s {cameras}"
+    manifest = write_rollouts(sequences, "copy-input", "external", tmp_path / "copy",
+                              command=command)
+    assert manifest["ground_truth"] is False and len(manifest["rollouts"]) == 2
+    request = json.loads((tmp_path / "copy" / "static_000" / "request" / "request.json").read_text())
+    cameras = json.loads(Path(request["cameras"]).read_text())
+    assert len(cameras["reference_rotations"]) == 32 and cameras["fov_deg"] == 90
+    scores, frames = score_model(sequences, tmp_path / "copy", ColourGradientPatches())
+    assert scores["value"].isna().all() and (scores["reason"] == NO_PERCEPTION).all()
