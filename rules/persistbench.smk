@@ -7,9 +7,12 @@ PB_PAPER = any("paper_name" in s for s in PB_MODELS.values())
 
 
 rule persistbench_sequences:
+    input:
+        [] if PB["sequences"]["source"] == "embedded" else PB["sequences"]["source"],
     output:
         directory("results/persistbench/sequences"),
     params:
+        source=PB["sequences"]["source"],
         per_kind=PB["sequences"]["per_kind"],
         n_frames=PB["sequences"]["n_frames"],
         pano_width=PB["sequences"]["pano_width"],
@@ -24,7 +27,8 @@ rule persistbench_sequences:
     conda:
         "../envs/torch.yaml"
     shell:
-        "python -m worldmemory.persistbench.prepare --out {output} --per-kind {params.per_kind}"
+        "python -m worldmemory.persistbench.prepare --out {output} --source {params.source:q}"
+        " --per-kind {params.per_kind}"
         " --n-frames {params.n_frames} --pano-width {params.pano_width} --invisible {params.invisible}"
         " --camera {params.camera:q} 2>&1 | tee {log}"
 

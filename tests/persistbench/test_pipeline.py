@@ -73,8 +73,8 @@ def test_forgetting_keeps_the_target_only_while_it_fades(scored):
 
 def test_a_pair_that_misses_its_schedule_is_dropped_not_kept(tmp_path):
     narrow = PathParams(fov_deg=4, width=64, height=64)  # no target fits a 4-degree view
-    entry = pp.prepare_sequence("static_000", "static", 32, 128, Schedule(32, 10, 22), narrow,
-                                tmp_path)
+    entry = pp.prepare_sequence(pp.embedded_panorama("static_000", "static", 32, 128),
+                                Schedule(32, 10, 22), narrow, tmp_path)
     assert entry["dropped"] and not (tmp_path / "static_000").exists()
     with pytest.raises(RuntimeError, match="every sequence missed"):
         pp.prepare(tmp_path / "all", 1, 32, 128, (10, 22), narrow)
@@ -93,3 +93,29 @@ def test_an_external_model_gets_the_input_video_and_both_camera_paths(sequences,
     assert len(cameras["reference_rotations"]) == 32 and cameras["fov_deg"] == 90
     scores, frames = score_model(sequences, tmp_path / "copy", ColourGradientPatches())
     assert scores["value"].isna().all() and (scores["reason"] == NO_PERCEPTION).all()
+
+
+def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequences, tmp_path):
+    """A user's video (panorama + label video + the target's label) goes through the same
+    tracking, camera planning and crops: from the embedded scene's own frames and instance
+    map it gives the same views; a broken directory is refused with the reason."""
+    from worldmemory.common.video import write_video
+    from worldmemory.worldmembench.rollout import save_npz
+
+    pano = pp.embedded_panorama("dynamic_000", "dynamic", 32, 128)
+    video = tmp_path / "videos" / "dynamic_000"
+    write_video(video / "panorama.mkv", pano.rgb, pano.fps)
+    save_npz(video / "labels.npz", {"labels": pano.labels})
+    (video / "video.json").write_text(json.dumps(
+        {"kind": "dynamic", "category": pano.category, "target": pano.target}))
+    pp.prepare(tmp_path / "out", 1, 32, 128, (10, 22), CAMERA, source=str(tmp_path / "videos"))
+    for name in ("input.mkv", "reference.mkv", "views.npz"):
+        assert ((tmp_path / "out" / "dynamic_000" / name).read_bytes()
+                == (sequences / "dynamic_000" / name).read_bytes()), name
+    assert not (tmp_path / "out" / "dynamic_000" / "background.png").exists()
+    with pytest.raises(ValueError, match="forgetting fades"):
+        write_rollouts(tmp_path / "out", "forgetting", "reference", tmp_path / "roll", {})
+
+    (video / "video.json").write_text(json.dumps({"kind": "moving", "target": 99}))
+    with pytest.raises(ValueError, match="dynamic_000: kind 'moving'.*target label 99"):
+        pp.user_panorama(video)

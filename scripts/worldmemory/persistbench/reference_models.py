@@ -39,7 +39,7 @@ def run_reference(model: str, params: dict, panorama, instance, background, came
     """Roll out reference ``model`` on one sequence.
 
     panorama (T, H, W, 3) uint8 and instance (T, H, W): the 360-degree video and its instance
-    map; background (H, W, 3): the panorama without the target; cameras: sequence.json's
+    map; background (H, W, 3): the panorama without the target (None if unknown); cameras: sequence.json's
     "cameras" (input/reference yaw and pitch, fov_deg, width, height); target: the target's
     instance id; visible_in_input (T,) bool. Returns frames (T, h, w, 3) uint8 and the truth.
     """
@@ -58,6 +58,9 @@ def run_reference(model: str, params: dict, panorama, instance, background, came
             frames[t][~seen] = 0
             drawn[t] &= seen
     elif model == "forgetting":
+        if background is None:
+            raise ValueError("forgetting fades the target into the panorama without it "
+                             "(background.png), which only the embedded default renders")
         opacity = fade(visible_in_input, params["fade_frames"])
         for t, (y, q) in enumerate(path):
             behind = perspective(background, y, q, fov, w, h).astype(float)

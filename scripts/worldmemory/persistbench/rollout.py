@@ -65,9 +65,10 @@ def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict |
         else:
             with np.load(seq_dir / "panorama.npz") as pano, np.load(seq_dir / "views.npz") as views:
                 instance, visible = pano["instance"], views["visible_in_input"]
+            background = seq_dir / "background.png"
             frames, truth = run_reference(
                 reference, params, read_video(seq_dir / "panorama.mkv"), instance,
-                np.asarray(Image.open(seq_dir / "background.png").convert("RGB")),
+                np.asarray(Image.open(background).convert("RGB")) if background.is_file() else None,
                 seq["cameras"], seq["target_instance"], visible)
             write_video(own / "video.mkv", frames, seq["fps"])
             save_npz(own / "truth.npz", truth)
