@@ -1,8 +1,9 @@
 """Per-model PersistBench scores: Perm, Cont, App per sequence and per frame (Method 2-3).
 
 Reads one model's rollouts (rollout.py) and the prepared sequences (prepare.py) and writes the
-tidy per-sequence rows and the per-frame rows of ``metrics``. Perception is the ORACLE for
-reference models: the tracker's mask in the generated frame is the instance map the model wrote
+tidy per-sequence rows and the per-frame rows of ``metrics``. Perception has two interfaces,
+the tracker (``tracking.MaskTracker``) and the same-entity judge (``SameEntityJudge``); it is the
+ORACLE for reference models: the tracker's mask in the generated frame is the instance map the model wrote
 (standing in for SAM2 initialised by DINO matching on the first frame) and the same-entity judge
 is the model's own record of whether it drew the reference target (standing in for the VLM).
 The reference masks are the ground-truth crops of the panorama. App pools the patch features of
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -24,10 +27,11 @@ from worldmemory.common.video import read_video
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.persistbench import metrics
 from worldmemory.persistbench.prepare import load_sequences
+from worldmemory.worldmembench.perception import Unavailable
 from worldmemory.worldmembench.score import FEATURE_BACKENDS, make_backend
 
 MIN_PIXELS = 4  # a tracker mask smaller than this is no valid mask
-NO_PERCEPTION = ("no SAM2 tracker / VLM judge for a model without ground truth: later issue")
+NO_PERCEPTION = "no SAM2 tracker / VLM judge for a model without ground truth: later issue"
 
 
 def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALPHA,
@@ -46,13 +50,20 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
             ref_masks = views["reference_instance"] == seq["target_instance"]
             visible = views["visible_in_input"]
         entry = rollouts[seq["id"]]
+        generated = read_video(root / entry["video"])
         if manifest["ground_truth"]:
-            per_frame = _oracle_frame_scores(root, entry, seq, seq_root, ref_masks, backend,
-                                             alpha, min_pixels)
-            rows = metrics.sequence_rows(per_frame, visible)
+            with np.load(root / entry["truth"]) as truth:
+                perception = OraclePerception(truth["instance"] == seq["target_instance"],
+                                              truth["same_entity"])
         else:
+            perception = MissingPerception()
+        try:
+            per_frame = frame_scores(generated, seq, seq_root, ref_masks, perception, backend,
+                                     alpha, min_pixels)
+            rows = metrics.sequence_rows(per_frame, visible)
+        except Unavailable as e:
             per_frame = {k: np.full(seq["n_frames"], np.nan) for k in ("perm", "cont", "app")}
-            rows = [{**r, "value": np.nan, "n_tracked": 0, "reason": NO_PERCEPTION}
+            rows = [{**r, "value": np.nan, "n_tracked": 0, "reason": str(e)}
                     for r in metrics.sequence_rows(per_frame, visible)]
         scores.append(metrics.scores_frame(rows, model, seq["id"], seq["kind"], seq["category"]))
         frames.append(metrics.frames_frame(metrics.frame_rows(per_frame, visible), model,
@@ -63,17 +74,50 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
     return pd.concat(scores, ignore_index=True), pd.concat(frames, ignore_index=True)
 
 
-def _oracle_frame_scores(root: Path, entry: dict, seq: dict, seq_root: Path, ref_masks, backend,
-                         alpha: float, min_pixels: int) -> dict:
-    """Per-frame Perm/Cont/App of a reference model's rollout, with oracle tracker and judge."""
-    generated = read_video(root / entry["video"])
+class SameEntityJudge(Protocol):
+    """Whether each generated frame shows the reference target (the paper's VLM, comparing the
+    reference crop with the generated crop, ignoring position and lighting)."""
+
+    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
+        """(T,) bool."""
+
+
+@dataclass
+class OraclePerception:
+    """A reference model's record of what it drew: its target masks (the tracker, a
+    ``tracking.MaskTracker``) and whether the drawn target is the reference one (the judge)."""
+
+    masks: np.ndarray  # (T, h, w) bool
+    drawn_target: np.ndarray  # (T,) bool
+
+    def track(self, frames, first_mask, start: int = 0) -> np.ndarray:
+        return self.masks
+
+    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
+        return self.drawn_target
+
+
+class MissingPerception:
+    """No tracker or judge for a model without ground truth (SAM2 and the VLM: later issue)."""
+
+    def track(self, frames, first_mask, start: int = 0) -> np.ndarray:
+        raise Unavailable(NO_PERCEPTION)
+
+    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
+        raise Unavailable(NO_PERCEPTION)
+
+
+def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, backend,
+                 alpha: float, min_pixels: int) -> dict:
+    """Per-frame Perm/Cont/App of one rollout: the tracker, initialised on the generated first
+    frame with the reference target's first mask (the paper matches it by DINO features), and
+    the judge come from ``perception``; App pools ``backend``'s features under each mask."""
     reference = read_video(seq_root / seq["id"] / "reference.mkv")
-    with np.load(root / entry["truth"]) as truth:
-        pred_masks = truth["instance"] == seq["target_instance"]
-        same_entity = truth["same_entity"]
     if generated.shape != reference.shape:
         raise ValueError(f"{seq['id']}: generated video {generated.shape} != reference "
                          f"{reference.shape}")
+    pred_masks = perception.track(generated, ref_masks[0])
+    same_entity = perception.same_entity(generated, reference, pred_masks, ref_masks)
     tracked = pred_masks.sum(axis=(1, 2)) >= min_pixels
     return metrics.frame_scores(tracked, same_entity, pred_masks, ref_masks,
                                 metrics.pooled_features(backend, generated, pred_masks),
