@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from worldmemory.models.vjepa2 import load_model, weights_digest
-from worldmemory.permanence.train import MASKS, sample_mask, train
+from worldmemory.permanence.train import sample_mask, train
 
 MICRO = dict(crop_size=64, patch_size=16, frames_per_clip=8, tubelet_size=2, hidden_size=48,
              num_attention_heads=4, num_hidden_layers=1, pred_hidden_size=32,

@@ -500,7 +500,7 @@ def _random_object(rng, x: float, floor: float) -> tuple[Box | Sphere, Box]:
 def _random_landmark(rng, room: Room, kind: str | None = None, left: bool | None = None) -> Box:
     """A pillar on a side wall, a cabinet against the far wall or a painting on it; ``kind`` and,
     for a pillar, ``left`` (on the wall at x = lo) are drawn unless given."""
-    (x0, y0, z0), (x1, y1, z1) = room.lo, room.hi
+    (x0, y0, _z0), (x1, y1, z1) = room.lo, room.hi
     kind = kind or rng.choice(LANDMARKS)
     if kind == "pillar":
         z, half, depth = rng.uniform(1.0, z1 - 0.5), rng.uniform(0.2, 0.5), rng.uniform(0.3, 0.8)
