@@ -64,33 +64,13 @@ def worldmembench_cases_dir(wildcards):
 
 
 def worldmembench_rollout_args(wildcards):
-    """The rollout CLI's model arguments: a reference model or an external command template,
-    and the trajectory parameters (the study's, updated with the model's own)."""
+    """The WorldMemBench rollout CLI's model arguments and the trajectory parameters (the
+    study's, updated with the model's own)."""
     study = config["worldmembench"]
     spec = study["models"][wildcards.model]
     trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
-    args = ["--kind", spec["kind"], "--trajectory-params", json.dumps(trajectory, sort_keys=True)]
-    if spec["kind"] == "reference":
-        args += ["--reference", spec["reference"],
-                 "--params", json.dumps(spec.get("params", {}), sort_keys=True)]
-    else:
-        args += ["--command", spec["command"]]
-    return " ".join(shlex.quote(a) for a in args)
-
-
-def worldmembench_paper_runs():
-    """Our run -> the paper's model name, for the runs labelled with one (paper_name)."""
-    models = config["worldmembench"]["models"]
-    return {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
-
-
-def worldmembench_paper_args(input, output):
-    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models."""
-    runs = worldmembench_paper_runs()
-    if not runs:
-        return ""
-    pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
-    return f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
+    trajectory_args = shlex.quote(json.dumps(trajectory, sort_keys=True))
+    return f"{model_args('worldmembench', wildcards)} --trajectory-params {trajectory_args}"
 
 
 # -- shared feature backend ----------------------------------------------------------------------
@@ -124,10 +104,11 @@ def features_args(study):
     return args
 
 
-# -- persistbench --------------------------------------------------------------------------------
-def persistbench_rollout_args(wildcards):
-    """The rollout CLI's model arguments: a reference model or an external command template."""
-    spec = config["persistbench"]["models"][wildcards.model]
+# -- models of the benchmark studies ------------------------------------------------------------
+def model_args(study, wildcards):
+    """A rollout CLI's model arguments: a reference model with its parameters, or an external
+    command template."""
+    spec = config[study]["models"][wildcards.model]
     if spec["kind"] == "reference":
         args = ["--kind", "reference", "--reference", spec["reference"],
                 "--params", json.dumps(spec.get("params", {}), sort_keys=True)]
@@ -136,12 +117,20 @@ def persistbench_rollout_args(wildcards):
     return " ".join(shlex.quote(a) for a in args)
 
 
-def persistbench_paper_args(input, output):
-    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models."""
-    models = config["persistbench"]["models"]
-    runs = {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
+def paper_runs(study):
+    """Our run -> the paper's model name, for the study's runs labelled with one (paper_name)."""
+    models = config[study]["models"]
+    return {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
+
+
+def paper_args(study, input, output, ablation=False):
+    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models
+    (and, with ``ablation``, its ablation table beside ours)."""
+    runs = paper_runs(study)
     if not runs:
         return ""
     pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
-    return (f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
-            f" --paper-ablation {input.ablation} --out-paper-ablation {output.paper_ablation}")
+    args = f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
+    if ablation:
+        args += f" --paper-ablation {input.ablation} --out-paper-ablation {output.paper_ablation}"
+    return args

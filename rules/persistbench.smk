@@ -3,7 +3,6 @@
 PB = config["persistbench"]
 PB_MODELS = PB["models"]
 PB_CATEGORY = "PersistBench (persistbench)"
-PB_PAPER = any("paper_name" in s for s in PB_MODELS.values())
 
 
 rule persistbench_sequences:
@@ -39,7 +38,7 @@ rule persistbench_rollout:
     output:
         directory("results/persistbench/rollouts/{model}"),
     params:
-        model=persistbench_rollout_args,
+        model=lambda wc: model_args("persistbench", wc),
     log:
         "results/logs/persistbench/rollout_{model}.log",
     threads: 1
@@ -113,11 +112,11 @@ rule persistbench_tables:
                 "paper": "results/persistbench/table1_vs_paper.csv",
                 "paper_ablation": "results/persistbench/table_ablation_vs_paper.csv",
             }
-            if PB_PAPER
+            if paper_runs("persistbench")
             else {}
         ),
     params:
-        paper=lambda wc, input, output: persistbench_paper_args(input, output),
+        paper=lambda wc, input, output: paper_args("persistbench", input, output, ablation=True),
         config=config_json,
     log:
         "results/logs/persistbench/tables.log",

@@ -90,10 +90,10 @@ rule worldmembench_table2:
         provenance="results/table2.json",
         **({"paper": report("results/worldmembench/table2_vs_paper.csv",
                             caption="../report/worldmembench_table2_vs_paper.rst",
-                            category=WMB_REPORT, subcategory="Table 2")} if worldmembench_paper_runs() else {}),
+                            category=WMB_REPORT, subcategory="Table 2")} if paper_runs("worldmembench") else {}),
     params:
         # The paper's numbers print beside ours only for runs of the paper's models (paper_name).
-        paper=lambda wc, input, output: worldmembench_paper_args(input, output),
+        paper=lambda wc, input, output: paper_args("worldmembench", input, output),
         config=config_json,
     log:
         "results/logs/worldmembench/table2.log",
@@ -159,9 +159,9 @@ rule worldmembench_qualification:
         provenance="results/worldmembench/qualification.json",
         **({"paper": report("results/worldmembench/table12_vs_paper.csv",
                             caption="../report/worldmembench_table12_vs_paper.rst",
-                            category=WMB_REPORT, subcategory="Table 12")} if worldmembench_paper_runs() else {}),
+                            category=WMB_REPORT, subcategory="Table 12")} if paper_runs("worldmembench") else {}),
     params:
-        paper=lambda wc, input, output: worldmembench_paper_args(input, output),
+        paper=lambda wc, input, output: paper_args("worldmembench", input, output),
         config=config_json,
     log:
         "results/logs/worldmembench/qualification.log",

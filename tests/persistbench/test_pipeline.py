@@ -100,7 +100,7 @@ def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequence
     tracking, camera planning and crops: from the embedded scene's own frames and instance
     map it gives the same views; a broken directory is refused with the reason."""
     from worldmemory.common.video import write_video
-    from worldmemory.worldmembench.rollout import save_npz
+    from worldmemory.common.npz import save_npz
 
     pano = pp.embedded_panorama("dynamic_000", "dynamic", 32, 128)
     video = tmp_path / "videos" / "dynamic_000"

@@ -77,6 +77,19 @@ def read_video(path: str | os.PathLike) -> np.ndarray:
         return _read_with_ffmpeg(path)
 
 
+def video_shape(path: str | os.PathLike) -> tuple[int, int, int]:
+    """(frames, height, width) of ``path`` without decoding more than its first frame."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"video not found: {path}")
+    try:
+        reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
+        height, width = reader[0].shape[:2]
+    except decord.DECORDError as err:
+        raise RuntimeError(f"cannot decode video {path}: {err}") from err
+    return len(reader), int(height), int(width)
+
+
 def _read_with_ffmpeg(path: Path) -> np.ndarray:
     frames = imageio_ffmpeg.read_frames(str(path), pix_fmt="rgb24")
     meta = next(frames)

@@ -85,6 +85,18 @@ class PatchFeatures(Protocol):
         """uint8 (B, H, W, 3) images -> float32 features (B, gh, gw, D) and the grid they lie on."""
 
 
+def patch_features_of(backend, frames, indices, batch: int = 8):
+    """({frame index: (gh, gw, D) patch features}, their shared PatchGrid) of ``frames[indices]``,
+    sent to ``backend.patch_grid`` ``batch`` frames at a time (grid None with no index)."""
+    features, grid = {}, None
+    indices = list(indices)
+    for i in range(0, len(indices), batch):
+        chunk = indices[i:i + batch]
+        out, grid = backend.patch_grid(frames[chunk])
+        features.update(zip(chunk, out))
+    return features, grid
+
+
 def pool_under_mask(features: np.ndarray, mask: np.ndarray, grid: PatchGrid) -> np.ndarray | None:
     """(D,) mean of the cell features (gh, gw, D) weighted by how much of each cell the mask covers.
 

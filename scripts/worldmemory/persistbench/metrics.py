@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from worldmemory.models.features import cosine, pool_under_mask
+from worldmemory.models.features import cosine, patch_features_of, pool_under_mask
 
 ALPHA = 1.0  # Cont's decay; the paper gives none (see module doc)
 SEGMENTS = ("invisible", "visible")  # the paper's order: invisible value, visible in parentheses
@@ -150,15 +150,13 @@ def pooled_features(backend, frames, masks, batch: int = 8) -> np.ndarray:
     if frames.shape[:3] != masks.shape or frames.ndim != 4:
         raise ValueError(f"frames (T, H, W, 3) and masks (T, H, W) differ: {frames.shape}, {masks.shape}")
     todo = np.flatnonzero(masks.reshape(len(masks), -1).any(axis=1))
-    out = None
-    for start in range(0, len(todo), batch):
-        index = todo[start:start + batch]
-        features, grid = backend.patch_grid(frames[index])
-        if out is None:
-            out = np.full((len(frames), features.shape[-1]), np.nan, dtype=np.float32)
-        for k, t in enumerate(index):
-            out[t] = pool_under_mask(features[k], masks[t], grid)
-    return out if out is not None else np.full((len(frames), 0), np.nan, dtype=np.float32)
+    features, grid = patch_features_of(backend, frames, todo, batch)
+    if not features:
+        return np.full((len(frames), 0), np.nan, dtype=np.float32)
+    out = np.full((len(frames), next(iter(features.values())).shape[-1]), np.nan, dtype=np.float32)
+    for t, patches in features.items():
+        out[t] = pool_under_mask(patches, masks[t], grid)
+    return out
 
 
 def _segment_value(values, kept, ref_valid, computed, aggregation: str):

@@ -37,7 +37,7 @@ from worldmemory.persistbench import world360
 from worldmemory.persistbench.camera_paths import PathParams, Schedule, TargetTrack, plan_pair
 from worldmemory.persistbench.equirect import perspective
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
-from worldmemory.worldmembench.rollout import save_npz
+from worldmemory.common.npz import save_npz
 
 FPS = 8.0  # frames per second of the written videos (the renderer has no clock)
 

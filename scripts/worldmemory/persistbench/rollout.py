@@ -30,7 +30,7 @@ from worldmemory.persistbench.equirect import view_rotation
 from worldmemory.persistbench.prepare import load_sequences
 from worldmemory.persistbench.reference_models import resolve_params, run_reference
 from worldmemory.worldmembench import external
-from worldmemory.worldmembench.rollout import save_npz
+from worldmemory.common.npz import save_npz
 
 KINDS = ("reference", "external")
 PLACEHOLDERS = ("request", "video", "input_video", "cameras", "width", "height", "n_frames", "fps",

@@ -50,7 +50,6 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
             ref_masks = views["reference_instance"] == seq["target_instance"]
             visible = views["visible_in_input"]
         entry = rollouts[seq["id"]]
-        generated = read_video(root / entry["video"])
         if manifest["ground_truth"]:
             with np.load(root / entry["truth"]) as truth:
                 perception = OraclePerception(truth["instance"] == seq["target_instance"],
@@ -58,8 +57,8 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
         else:
             perception = MissingPerception()
         try:
-            per_frame = frame_scores(generated, seq, seq_root, ref_masks, perception, backend,
-                                     alpha, min_pixels)
+            per_frame = frame_scores(read_video(root / entry["video"]), seq, seq_root, ref_masks,
+                                     perception, backend, alpha, min_pixels)
             rows = metrics.sequence_rows(per_frame, visible)
         except Unavailable as e:
             per_frame = {k: np.full(seq["n_frames"], np.nan) for k in ("perm", "cont", "app")}
@@ -111,12 +110,13 @@ def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, ba
                  alpha: float, min_pixels: int) -> dict:
     """Per-frame Perm/Cont/App of one rollout: the tracker, initialised on the generated first
     frame with the reference target's first mask (the paper matches it by DINO features), and
-    the judge come from ``perception``; App pools ``backend``'s features under each mask."""
+    the judge come from ``perception``; App pools ``backend``'s features under each mask. The
+    tracker is asked first, so a model without one is Unavailable whatever its frame size."""
+    pred_masks = perception.track(generated, ref_masks[0])
     reference = read_video(seq_root / seq["id"] / "reference.mkv")
     if generated.shape != reference.shape:
         raise ValueError(f"{seq['id']}: generated video {generated.shape} != reference "
                          f"{reference.shape}")
-    pred_masks = perception.track(generated, ref_masks[0])
     same_entity = perception.same_entity(generated, reference, pred_masks, ref_masks)
     tracked = pred_masks.sum(axis=(1, 2)) >= min_pixels
     return metrics.frame_scores(tracked, same_entity, pred_masks, ref_masks,

@@ -33,6 +33,7 @@ import string
 import subprocess
 from pathlib import Path
 
+from worldmemory.common.video import video_shape
 from worldmemory.worldmembench.trajectories import Trajectory
 
 PLACEHOLDERS = ("request", "video", "conditioning", "prompt", "prompt_file", "trajectory",
@@ -128,15 +129,12 @@ def run_model(template: str, request: dict, log_path: Path,
 
 def check_video(video: Path, n_frames: int, where: str) -> tuple[int, int]:
     """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``."""
-    from decord import VideoReader, cpu
-
     try:
-        reader = VideoReader(str(video), ctx=cpu(0))
-    except Exception as e:  # decord raises its own error types
-        raise ValueError(f"{where}: cannot decode {video}: {e}") from e
-    if len(reader) != n_frames:
-        raise ValueError(f"{where}: the model wrote {len(reader)} frames, the trajectory has "
+        length, height, width = video_shape(video)
+    except RuntimeError as e:
+        raise ValueError(f"{where}: {e}") from e
+    if length != n_frames:
+        raise ValueError(f"{where}: the model wrote {length} frames, the trajectory has "
                          f"{n_frames}; give the model its native length with "
-                         f"trajectory_params: {{n_frames: {len(reader)}}} in its config entry")
-    height, width = reader[0].shape[:2]
+                         f"trajectory_params: {{n_frames: {length}}} in its config entry")
     return height, width

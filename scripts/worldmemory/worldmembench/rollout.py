@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from worldmemory.common.npz import save_npz
 from worldmemory.common.video import write_video
 from worldmemory.worldmembench import external
 from worldmemory.worldmembench import trajectories as tj
@@ -116,18 +116,6 @@ def _external_rollout(command: str, case: dict, trajectory, width: int, height: 
     h, w = external.check_video(video, trajectory.n_frames, f"external model on {rel}")
     return ({"video": f"{rel}/{video.name}", "truth": None, "instances": {}},
             f"{trajectory.n_frames} frames {w}x{h} (external)")
-
-
-def save_npz(path, arrays: dict) -> None:
-    """np.savez_compressed with fixed zip entry dates, so equal arrays give equal bytes (numpy
-    stamps each entry with the current time)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for key, value in arrays.items():
-            entry = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            with archive.open(entry, "w") as f:
-                np.lib.format.write_array(f, np.asanyarray(value), allow_pickle=False)
 
 
 def _json_object(text: str, flag: str) -> dict:

@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
-from worldmemory.common.video import read_video
-from worldmemory.models.features import cosine, global_feature, pool_under_mask
+from worldmemory.common.video import read_video, video_shape
+from worldmemory.models.features import cosine, global_feature, patch_features_of, pool_under_mask
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
@@ -131,9 +131,12 @@ def score_rollout(root: Path, entry: dict, case: dict, backend, min_pixels: int,
     without, MissingPerception, so estimator-based metrics are NaN with the reason.
     """
     name = f"{entry['case']}/{entry['trajectory']}"
-    frames = read_video(root / entry["video"])
     traj = load_trajectory(root / entry["trajectory_file"])
-    lengths = {"video": len(frames), "trajectory": traj.n_frames}
+    # Pixels are decoded for the oracle only: without truth every need raises Unavailable before
+    # a metric reads a frame, so a long external video is never decoded for nothing.
+    frames = read_video(root / entry["video"]) if ground_truth else None
+    n_video = len(frames) if ground_truth else video_shape(root / entry["video"])[0]
+    lengths = {"video": n_video, "trajectory": traj.n_frames}
     if ground_truth:
         if entry["truth"] is None:
             raise ValueError(f"rollout {name}: no truth channels, but the manifest says "
@@ -210,7 +213,7 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
         observed[target] = [[f for f in range(w.start, w.end) if seen_in[target][f]]
                             for w in windows]
     needed = sorted({f for sets in observed.values() for s in sets for f in s})
-    patches, patch_grid = _patch_features(backend, frames, needed)
+    patches, patch_grid = patch_features_of(backend, frames, needed, BATCH)
 
     def pooled(target: str, frame_set: list[int]) -> np.ndarray:
         return np.stack([pool_under_mask(patches[f], target_masks[target][f], patch_grid)
@@ -247,16 +250,6 @@ def _missing(reference: list[int], revisit: list[int], min_pixels: int, k: int) 
     if not revisit:
         return f"target covers < {min_pixels} pixels in every frame of R{k}"
     return ""
-
-
-def _patch_features(backend, frames, needed: list[int]):
-    """{frame: (gh, gw, D) patch features} for the needed frames, and their shared grid."""
-    features, grid = {}, None
-    for i in range(0, len(needed), BATCH):
-        batch = needed[i:i + BATCH]
-        out, grid = backend.patch_grid(frames[batch])
-        features.update(zip(batch, out))
-    return features, grid
 
 
 def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], backend,
