@@ -2,11 +2,22 @@
 # Quick start and targets: README.md. Design: one .smk per study under rules/, logic in scripts/.
 
 import os
+import sys
+
+# This checkout, also when another workflow uses it as a module (workflow.basedir is then theirs).
+REPO = os.path.abspath(workflow.current_basedir.get_path_or_uri(secret_free=True))
+SCRIPTS = os.path.join(REPO, "scripts")
+if SCRIPTS not in sys.path:
+    sys.path.insert(0, SCRIPTS)
+
+from worldmemory.workflow.config_files import load_config_file
 
 # A --configfile replaces the embedded default instead of merging into it; --config KEY=VALUE
-# alone overrides keys of the embedded default.
+# alone overrides keys of the embedded default. A YAML error in it names the file and the line.
 if not workflow.overwrite_configfiles:
-    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+    load_config_file(os.path.join(REPO, "config", "config.yaml"))
+
+    configfile: os.path.join(REPO, "config", "config.yaml")
 
 
 include: "rules/common.smk"
@@ -25,6 +36,8 @@ if "permanence" in config:
     include: "rules/permanence.smk"
 
     MAIN_TARGETS += ["results/permanence/table3.csv", "results/permanence/figure2.png"]
+
+
 if "worldmembench" in config:
 
     include: "rules/worldmembench.smk"
@@ -34,6 +47,8 @@ if "worldmembench" in config:
         "results/worldmembench/figure5.png",
         "results/worldmembench/table12.csv",
     ]
+
+
 if "persistbench" in config:
 
     include: "rules/persistbench.smk"

@@ -1,32 +1,53 @@
 # Shared wiring: config validation, paths, resources. No study logic here.
+#
+# Shell safety: every value from the config or from data reaches a shell quoted ({x:q}); the only
+# unquoted placeholders are params named *_args, argument lists this file builds with
+# shlex.join (tests/workflow/test_shell_safety.py enforces both).
 
 import json
 import os
+import re
 import shlex
 
+from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
-validate(config, os.path.join(workflow.basedir, "config", "schemas", "config.schema.yaml"), set_default=True)
+# REPO and SCRIPTS (this checkout, on sys.path) come from the Snakefile.
+from worldmemory.common.provenance import config_hash as config_sha256
+from worldmemory.workflow.conda_envs import export_checkout
+from worldmemory.workflow.config_checks import check_config
+from worldmemory.workflow.stamp import stamp_differs, update_stamp
 
-REPO = workflow.basedir
-SCRIPTS = os.path.join(REPO, "scripts")
+validate(config, os.path.join(REPO, "config", "schemas", "config.schema.yaml"), set_default=True)
+check_config(config)  # what a schema cannot say: paths exist, free-form keys are the code's
+export_checkout(REPO)  # for the conda environments' post-deploy scripts (envs/*.post-deploy.sh)
+
 # Every job imports the package from this checkout (pyproject.toml maps scripts/) and prints its
 # progress as it goes; the prefix replaces Snakemake's default, so it repeats the strict mode.
-shell.prefix(f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={SCRIPTS}; ")
+# WORLDMEMORY_WORKDIR marks every process of a job with the working directory it writes to, so
+# that ./run.sh can find the jobs a killed Snakemake left running (worldmemory.workflow.launch).
+shell.prefix(
+    f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={shlex.quote(SCRIPTS)}" ' WORLDMEMORY_WORKDIR="$PWD"; '
+)
 
 DEVICE = config["device"]
 THREADS = config["threads"]
 # Model rules ask the scheduler for a GPU only when the configured device is one (0 on the CPU default).
 GPU = 1 if DEVICE.startswith("cuda") else 0
-_CONFIG_TEXT = json.dumps(config, sort_keys=True)
 
-
-def config_json(wildcards):
-    """The resolved config as JSON for provenance; a function, so that braces in it (an
-    external model's command template) are not read as wildcards."""
-    return _CONFIG_TEXT
+# Every table and figure depends on the resolved config (worldmemory/workflow/stamp.py): a config
+# switch rebuilds them even where Snakemake has no metadata to see it. Provenance reads it too.
+# A dry run only writes a missing stamp; the tables' config_sha param shows a rebuild where
+# Snakemake has metadata, and a warning where it has not.
+CONFIG_STAMP = "results/config/resolved.json"
+CONFIG_SHA = config_sha256(config)
+DRY_RUN = workflow.output_settings.dryrun  # known while parsing (workflow.dryrun is not yet)
+if workflow.is_main_process and (not DRY_RUN or not os.path.exists(CONFIG_STAMP)):
+    update_stamp(CONFIG_STAMP, config)
+elif workflow.is_main_process and stamp_differs(CONFIG_STAMP, config):
+    logger.warning(f"{CONFIG_STAMP} holds another config: a real run rewrites it and rebuilds every table and figure")
 
 
 def repo_path(*parts):
@@ -34,10 +55,19 @@ def repo_path(*parts):
     return os.path.join(REPO, *parts)
 
 
+def benchmark_tsv(name):
+    """Where a job's wall time and memory go (results/benchmarks/, read by worldmemory.workflow.performance)."""
+    return f"results/benchmarks/{name}.tsv"
+
+
 # -- permanence ----------------------------------------------------------------------------------
 PERM = config.get("permanence", {"models": {}})
 PERM_MODELS = PERM["models"]
-PAPER_CHECKPOINTS = {"facebook/vjepa2-vitl-fpc64-256", "facebook/vjepa2-vith-fpc64-256", "facebook/vjepa2-vitg-fpc64-256"}
+PAPER_CHECKPOINTS = {
+    "facebook/vjepa2-vitl-fpc64-256",
+    "facebook/vjepa2-vith-fpc64-256",
+    "facebook/vjepa2-vitg-fpc64-256",
+}
 PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
 
 
@@ -53,7 +83,7 @@ def model_weights(wildcards):
 
 def models_with(source):
     """Wildcard constraint matching the models of one source (nothing when there are none)."""
-    return "|".join(m for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"
+    return "|".join(re.escape(m) for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"
 
 
 # -- worldmembench -------------------------------------------------------------------------------
@@ -69,8 +99,11 @@ def worldmembench_rollout_args(wildcards):
     study = config["worldmembench"]
     spec = study["models"][wildcards.model]
     trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
-    trajectory_args = shlex.quote(json.dumps(trajectory, sort_keys=True))
-    return f"{model_args('worldmembench', wildcards)} --trajectory-params {trajectory_args}"
+    return (
+        model_args("worldmembench", wildcards)
+        + " "
+        + shlex.join(["--trajectory-params", json.dumps(trajectory, sort_keys=True)])
+    )
 
 
 # -- shared feature backend ----------------------------------------------------------------------
@@ -98,8 +131,8 @@ def features_args(study):
 
     def args(wildcards, input):
         if not uses_dinov2(study):
-            return f"--features {config[study]['features']}"
-        return f"--features dinov2 --dinov2 {shlex.quote(input.features)} --device {DEVICE}"
+            return shlex.join(["--features", config[study]["features"]])
+        return shlex.join(["--features", "dinov2", "--dinov2", input.features, "--device", DEVICE])
 
     return args
 
@@ -110,11 +143,17 @@ def model_args(study, wildcards):
     command template."""
     spec = config[study]["models"][wildcards.model]
     if spec["kind"] == "reference":
-        args = ["--kind", "reference", "--reference", spec["reference"],
-                "--params", json.dumps(spec.get("params", {}), sort_keys=True)]
+        args = [
+            "--kind",
+            "reference",
+            "--reference",
+            spec["reference"],
+            "--params",
+            json.dumps(spec.get("params", {}), sort_keys=True),
+        ]
     else:
         args = ["--kind", "external", "--command", spec["command"]]
-    return " ".join(shlex.quote(a) for a in args)
+    return shlex.join(args)
 
 
 def paper_runs(study):
@@ -123,14 +162,15 @@ def paper_runs(study):
     return {m: s["paper_name"] for m, s in sorted(models.items()) if "paper_name" in s}
 
 
-def paper_args(study, input, output, ablation=False):
-    """Table CLI arguments that print the paper's numbers beside ours, for runs of its models
-    (and, with ``ablation``, its ablation table beside ours)."""
-    runs = paper_runs(study)
-    if not runs:
-        return ""
-    pairs = " ".join(shlex.quote(f"{m}={name}") for m, name in runs.items())
-    args = f"--paper {input.paper} --out-paper {output.paper} --paper-models {pairs}"
+def paper_args(runs, input, output, ablation=False):
+    """Table CLI arguments that print the paper's numbers beside ours for ``runs`` (our run ->
+    the paper's model). The side-by-side files are written for every config (empty of rows when
+    no run is one of the paper's models), so that a rule's outputs never depend on the config:
+    Snakemake skips the params and input rerun triggers of a job with an output it has no
+    metadata for."""
+    args = ["--paper", input.paper, "--out-paper", output.paper]
+    if runs:
+        args += ["--paper-models", *(f"{m}={name}" for m, name in runs.items())]
     if ablation:
-        args += f" --paper-ablation {input.ablation} --out-paper-ablation {output.paper_ablation}"
-    return args
+        args += ["--paper-ablation", input.ablation, "--out-paper-ablation", output.paper_ablation]
+    return shlex.join(args)

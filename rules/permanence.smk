@@ -3,66 +3,82 @@
 # The study's category in `snakemake --report` (captions under report/).
 PERM_REPORT = "Tracking Is Not Permanence (permanence)"
 
+
 rule permanence_scenes:
     output:
         directory("results/permanence/scenes"),
-    params:
-        radii=" ".join(map(str, PERM["scenes"]["radii"])),
-        distractors=" ".join(map(str, PERM["scenes"]["distractors"])),
-        seeds=PERM["scenes"]["seeds"],
     log:
         "results/logs/permanence/scenes.log",
+    benchmark:
+        benchmark_tsv("permanence/scenes")
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        radii=PERM["scenes"]["radii"],
+        distractors=PERM["scenes"]["distractors"],
+        seeds=PERM["scenes"]["seeds"],
     shell:
-        "python -m worldmemory.permanence.render --out {output} --radii {params.radii}"
-        " --distractors {params.distractors} --seeds {params.seeds} 2>&1 | tee {log}"
+        "python -m worldmemory.permanence.render --out {output:q} --radii {params.radii:q}"
+        " --distractors {params.distractors:q} --seeds {params.seeds:q} 2>&1 | tee {log:q}"
 
 
+# A trained model is protected: Snakemake makes it read-only and never deletes it to rebuild; after
+# changing its config, remove the directory yourself to retrain.
 rule permanence_train:
     output:
-        directory("results/models/{model}"),
-    wildcard_constraints:
-        model=models_with("train"),
-    params:
-        config=lambda wc: json.dumps(PERM_MODELS[wc.model]["config"], sort_keys=True),
-        settings=lambda wc: json.dumps(PERM_MODELS[wc.model]["train"], sort_keys=True),
-        device=DEVICE,
+        protected(directory("results/models/{model}")),
     log:
         "results/logs/permanence/train_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/train_{model}")
+    wildcard_constraints:
+        model=models_with("train"),
+    conda:
+        "../envs/torch.yaml"
     threads: THREADS
     resources:
         mem_mb=6000,
         runtime=60,
         gpu=GPU,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        config=lambda wc: json.dumps(PERM_MODELS[wc.model]["config"], sort_keys=True),
+        settings=lambda wc: json.dumps(PERM_MODELS[wc.model]["train"], sort_keys=True),
+        device=DEVICE,
     shell:
         "python -m worldmemory.permanence.train --model-config {params.config:q} --settings {params.settings:q}"
-        " --threads {threads} --device {params.device} --out {output} 2>&1 | tee {log}"
+        " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
+# Needs the network: runs where Snakemake runs (the login node), never as a cluster job.
+localrules:
+    prefetch_model,
 
 
 rule prefetch_model:
     output:
         directory("resources/models/{model}"),
-    wildcard_constraints:
-        model=models_with("hf"),
-    params:
-        id=lambda wc: PERM_MODELS[wc.model]["id"],
     log:
         "results/logs/prefetch_{model}.log",
+    benchmark:
+        benchmark_tsv("prefetch_{model}")
+    wildcard_constraints:
+        model=models_with("hf"),
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=4000,
         runtime=120,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        id=lambda wc: PERM_MODELS[wc.model]["id"],
+        revision=lambda wc: PERM_MODELS[wc.model].get("revision", "main"),
     shell:
-        "python -m worldmemory.models.prefetch --id {params.id} --out {output} 2>&1 | tee {log}"
+        "python -m worldmemory.models.prefetch --id {params.id:q} --revision {params.revision:q}"
+        " --target {output:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule permanence_probe:
@@ -72,26 +88,28 @@ rule permanence_probe:
     output:
         csv="results/permanence/probe/{model}.csv",
         info="results/permanence/probe/{model}.json",
-    params:
-        spec=lambda wc: json.dumps(PERM_MODELS[wc.model], sort_keys=True),
-        weights=lambda wc, input: f"--weights {input.weights}" if input.weights else "",
-        batch=PERM["batch_size"],
-        margin=PERM["readout_margin_px"],
-        device=DEVICE,
     log:
         "results/logs/permanence/probe_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/probe_{model}")
+    conda:
+        "../envs/torch.yaml"
     threads: THREADS
     resources:
         mem_mb=8000,
         runtime=120,
         gpu=GPU,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        spec=lambda wc: json.dumps(PERM_MODELS[wc.model], sort_keys=True),
+        weights_args=lambda wc, input: shlex.join(["--weights", input.weights]) if input.weights else "",
+        batch=PERM["batch_size"],
+        margin=PERM["readout_margin_px"],
+        device=DEVICE,
     shell:
-        "python -m worldmemory.permanence.probe --scenes {input.scenes} --model-name {wildcards.model}"
-        " --spec {params.spec:q} {params.weights} --device {params.device} --threads {threads}"
-        " --batch-size {params.batch} --margin {params.margin} --out {output.csv} --out-info {output.info}"
-        " 2>&1 | tee {log}"
+        "python -m worldmemory.permanence.probe --scenes {input.scenes:q} --model-name {wildcards.model:q}"
+        " --spec {params.spec:q} {params.weights_args} --device {params.device:q} --threads {threads:q}"
+        " --batch-size {params.batch:q} --margin {params.margin:q} --out {output.csv:q} --out-info {output.info:q}"
+        " 2>&1 | tee {log:q}"
 
 
 rule permanence_table3:
@@ -99,64 +117,85 @@ rule permanence_table3:
         probes=expand("results/permanence/probe/{model}.csv", model=sorted(PERM_MODELS)),
         infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
         paper=repo_path("resources", "paper_values", "permanence_table3.csv"),
+        config=CONFIG_STAMP,
     output:
-        wide=report("results/permanence/table3.csv", caption="../report/permanence_table3.rst",
-                    category=PERM_REPORT, subcategory="Table 3"),
-        long=report("results/permanence/table3_long.csv", caption="../report/permanence_table3_long.rst",
-                    category=PERM_REPORT, subcategory="Table 3"),
-        provenance="results/permanence/table3.json",
-        **({"paper": report("results/permanence/table3_vs_paper.csv",
-                            caption="../report/permanence_table3_vs_paper.rst",
-                            category=PERM_REPORT, subcategory="Table 3")} if PAPER_MODELS else {}),
-    params:
-        # The paper's numbers print beside ours only for runs of the paper's checkpoints.
-        paper=lambda wc, input, output: (
-            f"--paper {input.paper} --out-paper {output.paper} --paper-models "
-            + " ".join(f"{m}={PERM_MODELS[m]['id']}" for m in PAPER_MODELS)
-            if PAPER_MODELS
-            else ""
+        wide=report(
+            "results/permanence/table3.csv",
+            caption="../report/permanence_table3.rst",
+            category=PERM_REPORT,
+            subcategory="Table 3",
         ),
-        config=config_json,
-        seeds=json.dumps({"scenes_per_cell": PERM["scenes"]["seeds"], "scene_seed": "sha256 of the scene id",
-                          "train": {m: s["train"]["seed"] for m, s in PERM_MODELS.items() if "train" in s}},
-                         sort_keys=True),
+        long=report(
+            "results/permanence/table3_long.csv",
+            caption="../report/permanence_table3_long.rst",
+            category=PERM_REPORT,
+            subcategory="Table 3",
+        ),
+        provenance="results/permanence/table3.json",
+        paper=report(
+            "results/permanence/table3_vs_paper.csv",
+            caption="../report/permanence_table3_vs_paper.rst",
+            category=PERM_REPORT,
+            subcategory="Table 3",
+        ),
     log:
         "results/logs/permanence/table3.log",
+    benchmark:
+        benchmark_tsv("permanence/table3")
+    conda:
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/core.yaml"
+    params:
+        config_sha=CONFIG_SHA,
+        # The paper's numbers print beside ours only for runs of the paper's checkpoints.
+        paper_args=lambda wc, input, output: paper_args({m: PERM_MODELS[m]["id"] for m in PAPER_MODELS}, input, output),
+        seeds=json.dumps(
+            {
+                "scenes_per_cell": PERM["scenes"]["seeds"],
+                "scene_seed": "sha256 of the scene id",
+                "train": {m: s["train"]["seed"] for m, s in PERM_MODELS.items() if "train" in s},
+            },
+            sort_keys=True,
+        ),
     shell:
-        "(python -m worldmemory.report.tables --probe {input.probes} --out-wide {output.wide}"
-        " --out-long {output.long} {params.paper}"
-        " && python -m worldmemory.common.provenance --config {params.config:q} --seeds {params.seeds:q}"
-        " --model-info {input.infos} --outputs {output.wide} {output.long} --out {output.provenance})"
-        " 2>&1 | tee {log}"
+        "(python -m worldmemory.report.tables --probe {input.probes:q} --out-wide {output.wide:q}"
+        " --out-long {output.long:q} {params.paper_args}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --seeds {params.seeds:q}"
+        " --model-info {input.infos:q} --outputs {output.wide:q} {output.long:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
 
 
 rule permanence_figure2:
     input:
         long="results/permanence/table3_long.csv",
         infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
+        config=CONFIG_STAMP,
     output:
-        png=report("results/permanence/figure2.png", caption="../report/permanence_figure2.rst",
-                   category=PERM_REPORT, subcategory="Figure 2"),
+        png=report(
+            "results/permanence/figure2.png",
+            caption="../report/permanence_figure2.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 2",
+        ),
         pdf="results/permanence/figure2.pdf",
         provenance="results/permanence/figure2.json",
-    params:
-        config=config_json,
     log:
         "results/logs/permanence/figure2.log",
+    benchmark:
+        benchmark_tsv("permanence/figure2")
+    conda:
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/core.yaml"
+    params:
+        config_sha=CONFIG_SHA,
     shell:
-        "(python -m worldmemory.report.figures --long {input.long} --png {output.png} --pdf {output.pdf}"
-        " && python -m worldmemory.common.provenance --config {params.config:q}"
-        " --model-info {input.infos} --outputs {output.png} {output.pdf} --out {output.provenance})"
-        " 2>&1 | tee {log}"
+        "(python -m worldmemory.report.figures --long {input.long:q} --png {output.png:q} --pdf {output.pdf:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q}"
+        " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"

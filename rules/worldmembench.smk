@@ -7,28 +7,29 @@ WMB_EMBEDDED = WMB["cases"]["source"] == "embedded"
 WMB_REPORT = "WorldMemBench (worldmembench)"
 
 
-
 rule worldmembench_cases:
     output:
         directory("results/worldmembench/cases"),
+    log:
+        "results/logs/worldmembench/cases.log",
+    benchmark:
+        benchmark_tsv("worldmembench/cases")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
     params:
         per_family=WMB["cases"]["per_family"],
         width=WMB["cases"]["width"],
         height=WMB["cases"]["height"],
         trajectories=json.dumps(WMB["cases"]["trajectories"], sort_keys=True),
         trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
-    log:
-        "results/logs/worldmembench/cases.log",
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=30,
-    conda:
-        "../envs/torch.yaml"
     shell:
-        "python -m worldmemory.worldmembench.cases --out {output} --per-family {params.per_family}"
-        " --width {params.width} --height {params.height} --trajectories {params.trajectories:q}"
-        " --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log}"
+        "python -m worldmemory.worldmembench.cases --out {output:q} --per-family {params.per_family:q}"
+        " --width {params.width:q} --height {params.height:q} --trajectories {params.trajectories:q}"
+        " --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_rollout:
@@ -36,20 +37,25 @@ rule worldmembench_rollout:
         cases=worldmembench_cases_dir,
     output:
         directory("results/worldmembench/rollouts/{model}"),
-    params:
-        model=worldmembench_rollout_args,
     log:
         "results/logs/worldmembench/rollout_{model}.log",
+    benchmark:
+        benchmark_tsv("worldmembench/rollout_{model}")
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=lambda wc: WMB_MODELS[wc.model]["mem_mb"],
         runtime=lambda wc: WMB_MODELS[wc.model]["runtime"],
         gpu=lambda wc: WMB_MODELS[wc.model]["gpu"],
-    conda:
-        "../envs/torch.yaml"
+    params:
+        # an external command's log is copied here, where it outlives a failed job's output
+        log_dir=lambda wc: f"results/logs/worldmembench/commands/{wc.model}",
+        model_args=worldmembench_rollout_args,
     shell:
-        "python -m worldmemory.worldmembench.rollout --cases {input.cases} --model {wildcards.model}"
-        " {params.model} --out {output} 2>&1 | tee {log}"
+        "python -m worldmemory.worldmembench.rollout --cases {input.cases:q} --model {wildcards.model:q}"
+        " {params.model_args}"
+        " --timeout-minutes {resources.runtime:q} --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_score:
@@ -58,122 +64,182 @@ rule worldmembench_score:
         rollouts="results/worldmembench/rollouts/{model}",
         features=features_input("worldmembench"),
     output:
-        "results/worldmembench/scores/{model}.csv",
-    params:
-        features=features_args("worldmembench"),
+        scores="results/worldmembench/scores/{model}.csv",
+        info="results/worldmembench/scores/{model}.json",
     log:
         "results/logs/worldmembench/score_{model}.log",
+    benchmark:
+        benchmark_tsv("worldmembench/score_{model}")
+    conda:
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=8000 if uses_dinov2("worldmembench") else 4000,
         runtime=60,
         gpu=GPU if uses_dinov2("worldmembench") else 0,
-    conda:
-        "../envs/torch.yaml"
+    params:
+        features_args=features_args("worldmembench"),
     shell:
-        "python -m worldmemory.worldmembench.score --cases {input.cases} --rollouts {input.rollouts}"
-        " {params.features} --out {output} 2>&1 | tee {log}"
+        "python -m worldmemory.worldmembench.score --cases {input.cases:q} --rollouts {input.rollouts:q}"
+        " {params.features_args} --out {output.scores:q} --out-info {output.info:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_table2:
     input:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
         paper=repo_path("resources", "paper_values", "worldmembench_table2.csv"),
+        config=CONFIG_STAMP,
     output:
-        table2=report("results/table2.csv", caption="../report/worldmembench_table2.rst",
-                      category=WMB_REPORT, subcategory="Table 2"),
-        table5=report("results/worldmembench/table5.csv", caption="../report/worldmembench_table5.rst",
-                      category=WMB_REPORT, subcategory="Table 5"),
-        reasons=report("results/worldmembench/table2_nan_reasons.csv",
-                       caption="../report/worldmembench_table2_nan_reasons.rst",
-                       category=WMB_REPORT, subcategory="Table 2"),
+        table2=report(
+            "results/table2.csv",
+            caption="../report/worldmembench_table2.rst",
+            category=WMB_REPORT,
+            subcategory="Table 2",
+        ),
+        table5=report(
+            "results/worldmembench/table5.csv",
+            caption="../report/worldmembench_table5.rst",
+            category=WMB_REPORT,
+            subcategory="Table 5",
+        ),
+        reasons=report(
+            "results/worldmembench/table2_nan_reasons.csv",
+            caption="../report/worldmembench_table2_nan_reasons.rst",
+            category=WMB_REPORT,
+            subcategory="Table 2",
+        ),
         provenance="results/table2.json",
-        **({"paper": report("results/worldmembench/table2_vs_paper.csv",
-                            caption="../report/worldmembench_table2_vs_paper.rst",
-                            category=WMB_REPORT, subcategory="Table 2")} if paper_runs("worldmembench") else {}),
-    params:
-        # The paper's numbers print beside ours only for runs of the paper's models (paper_name).
-        paper=lambda wc, input, output: paper_args("worldmembench", input, output),
-        config=config_json,
+        paper=report(
+            "results/worldmembench/table2_vs_paper.csv",
+            caption="../report/worldmembench_table2_vs_paper.rst",
+            category=WMB_REPORT,
+            subcategory="Table 2",
+        ),
     log:
         "results/logs/worldmembench/table2.log",
+    benchmark:
+        benchmark_tsv("worldmembench/table2")
+    conda:
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/core.yaml"
+    params:
+        config_sha=CONFIG_SHA,
+        # The paper's numbers print beside ours only for runs of the paper's models (paper_name).
+        paper_args=lambda wc, input, output: paper_args(paper_runs("worldmembench"), input, output),
     shell:
-        "(python -m worldmemory.worldmembench.tables --scores {input.scores} --table2 {output.table2}"
-        " --table5 {output.table5} --reasons {output.reasons} {params.paper}"
-        " && python -m worldmemory.common.provenance --config {params.config:q}"
-        " --outputs {output.table2} {output.table5} {output.reasons} --out {output.provenance})"
-        " 2>&1 | tee {log}"
+        "(python -m worldmemory.worldmembench.tables --scores {input.scores:q} --table2 {output.table2:q}"
+        " --table5 {output.table5:q} --reasons {output.reasons:q} {params.paper_args}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
+        " --outputs {output.table2:q} {output.table5:q} {output.reasons:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
 
 
 rule worldmembench_revisits:
     input:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
+        config=CONFIG_STAMP,
     output:
-        table8=report("results/worldmembench/table8.csv", caption="../report/worldmembench_table8.rst",
-                      category=WMB_REPORT, subcategory="Table 8"),
-        table9=report("results/worldmembench/table9.csv", caption="../report/worldmembench_table9.rst",
-                      category=WMB_REPORT, subcategory="Table 9"),
-        table10=report("results/worldmembench/table10.csv", caption="../report/worldmembench_table10.rst",
-                       category=WMB_REPORT, subcategory="Table 10"),
-        figure5_png=report("results/worldmembench/figure5.png", caption="../report/worldmembench_figure5.rst",
-                           category=WMB_REPORT, subcategory="Figure 5"),
+        table8=report(
+            "results/worldmembench/table8.csv",
+            caption="../report/worldmembench_table8.rst",
+            category=WMB_REPORT,
+            subcategory="Table 8",
+        ),
+        table9=report(
+            "results/worldmembench/table9.csv",
+            caption="../report/worldmembench_table9.rst",
+            category=WMB_REPORT,
+            subcategory="Table 9",
+        ),
+        table10=report(
+            "results/worldmembench/table10.csv",
+            caption="../report/worldmembench_table10.rst",
+            category=WMB_REPORT,
+            subcategory="Table 10",
+        ),
+        figure5_png=report(
+            "results/worldmembench/figure5.png",
+            caption="../report/worldmembench_figure5.rst",
+            category=WMB_REPORT,
+            subcategory="Figure 5",
+        ),
         figure5_pdf="results/worldmembench/figure5.pdf",
         provenance="results/worldmembench/revisits.json",
-    params:
-        config=config_json,
     log:
         "results/logs/worldmembench/revisits.log",
+    benchmark:
+        benchmark_tsv("worldmembench/revisits")
+    conda:
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/core.yaml"
+    params:
+        config_sha=CONFIG_SHA,
     shell:
-        "(python -m worldmemory.worldmembench.revisits --scores {input.scores} --table8 {output.table8}"
-        " --table9 {output.table9} --table10 {output.table10} --figure5-png {output.figure5_png}"
-        " --figure5-pdf {output.figure5_pdf}"
-        " && python -m worldmemory.common.provenance --config {params.config:q}"
-        " --outputs {output.table8} {output.table9} {output.table10} {output.figure5_png} {output.figure5_pdf}"
-        " --out {output.provenance})"
-        " 2>&1 | tee {log}"
+        "(python -m worldmemory.worldmembench.revisits --scores {input.scores:q} --table8 {output.table8:q}"
+        " --table9 {output.table9:q} --table10 {output.table10:q} --figure5-png {output.figure5_png:q}"
+        " --figure5-pdf {output.figure5_pdf:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
+        " --outputs {output.table8:q} {output.table9:q} {output.table10:q} {output.figure5_png:q} {output.figure5_pdf:q}"
+        " --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
 
 
 rule worldmembench_qualification:
     input:
         scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
+        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
         paper=repo_path("resources", "paper_values", "worldmembench_table12.csv"),
+        config=CONFIG_STAMP,
     output:
-        table11=report("results/worldmembench/table11.csv", caption="../report/worldmembench_table11.rst",
-                       category=WMB_REPORT, subcategory="Table 11"),
-        table12=report("results/worldmembench/table12.csv", caption="../report/worldmembench_table12.rst",
-                       category=WMB_REPORT, subcategory="Table 12"),
-        table13=report("results/worldmembench/table13.csv", caption="../report/worldmembench_table13.rst",
-                       category=WMB_REPORT, subcategory="Table 13"),
+        table11=report(
+            "results/worldmembench/table11.csv",
+            caption="../report/worldmembench_table11.rst",
+            category=WMB_REPORT,
+            subcategory="Table 11",
+        ),
+        table12=report(
+            "results/worldmembench/table12.csv",
+            caption="../report/worldmembench_table12.rst",
+            category=WMB_REPORT,
+            subcategory="Table 12",
+        ),
+        table13=report(
+            "results/worldmembench/table13.csv",
+            caption="../report/worldmembench_table13.rst",
+            category=WMB_REPORT,
+            subcategory="Table 13",
+        ),
         provenance="results/worldmembench/qualification.json",
-        **({"paper": report("results/worldmembench/table12_vs_paper.csv",
-                            caption="../report/worldmembench_table12_vs_paper.rst",
-                            category=WMB_REPORT, subcategory="Table 12")} if paper_runs("worldmembench") else {}),
-    params:
-        paper=lambda wc, input, output: paper_args("worldmembench", input, output),
-        config=config_json,
+        paper=report(
+            "results/worldmembench/table12_vs_paper.csv",
+            caption="../report/worldmembench_table12_vs_paper.rst",
+            category=WMB_REPORT,
+            subcategory="Table 12",
+        ),
     log:
         "results/logs/worldmembench/qualification.log",
+    benchmark:
+        benchmark_tsv("worldmembench/qualification")
+    conda:
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../envs/core.yaml"
+    params:
+        config_sha=CONFIG_SHA,
+        paper_args=lambda wc, input, output: paper_args(paper_runs("worldmembench"), input, output),
     shell:
-        "(python -m worldmemory.worldmembench.qualification --scores {input.scores}"
-        " --table11 {output.table11} --table12 {output.table12} --table13 {output.table13} {params.paper}"
-        " && python -m worldmemory.common.provenance --config {params.config:q}"
-        " --outputs {output.table11} {output.table12} {output.table13} --out {output.provenance})"
-        " 2>&1 | tee {log}"
+        "(python -m worldmemory.worldmembench.qualification --scores {input.scores:q}"
+        " --table11 {output.table11:q} --table12 {output.table12:q} --table13 {output.table13:q} {params.paper_args}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
+        " --outputs {output.table11:q} {output.table12:q} {output.table13:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"

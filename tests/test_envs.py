@@ -1,11 +1,22 @@
-"""The conda environments: every package pinned, dependencies included, to the version the CI's
+"""The environments jobs run in.
+
+The conda environments: every package pinned, dependencies included, to the version the CI's
 virtual environment installs from requirements.lock (so a conda run and a plain run compute with
 the same libraries), a `conda:` directive on every rule, and each rule's environment holding every
-third-party package its Python modules import."""
+third-party package its Python modules import.
+
+The package installs like a package: pyproject.toml declares what it imports, the virtual
+environment ./run.sh makes runs `python -m worldmemory...` without PYTHONPATH, so does each conda
+environment (through its post-deploy script), and the workflow runs as a Snakemake module of
+another repository."""
 
 import ast
+import os
 import re
+import subprocess
 import sys
+import tomllib
+import venv
 from importlib import metadata
 from pathlib import Path
 
@@ -119,6 +130,13 @@ def test_dependencies_are_pinned_too(path):
     assert not missing, f"{path.name}: dependencies without a pin: {missing}"
 
 
+def test_the_rules_that_need_the_network_run_where_snakemake_runs():
+    """A compute node often has no network: the prefetch rules are localrules (login node)."""
+    text = "".join(path.read_text() for path in RULE_FILES)
+    local = set(re.findall(r"localrules:\s*\n\s+(\w+),", text))
+    assert {name for name in rules() if name.startswith("prefetch")} == local == {"prefetch_model", "prefetch_dinov2"}
+
+
 def test_every_rule_names_a_conda_environment_that_exists():
     found = rules()
     assert {"permanence_probe", "worldmembench_score", "worldmembench_qualification"} <= set(found)
@@ -147,3 +165,66 @@ def test_the_import_scan_follows_the_package():
     """The scan itself: score.py reaches torch through the DINOv2 backend and PIL-free tables do not."""
     assert {"numpy", "pandas", "decord"} <= imports_of("worldmemory.worldmembench.score")
     assert "torch" not in imports_of("worldmemory.worldmembench.tables")
+
+
+# -- the package ------------------------------------------------------------------------------------
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+MODULES = sorted(".".join(p.relative_to(REPO / "scripts").with_suffix("").parts)
+                 for p in (REPO / "scripts" / "worldmemory").rglob("*.py") if p.name != "__init__.py")
+NOT_PACKAGES = {"yte"}  # comes with snakemake (config_files reads YTE templates only when asked)
+
+
+def declared(*extras: str) -> set[str]:
+    names = [Requirement(r).name for r in PYPROJECT["dependencies"]]
+    for extra in extras:
+        names += [Requirement(r).name for r in PYPROJECT["optional-dependencies"][extra]]
+    return {normal(n) for n in names}
+
+
+def test_pyproject_declares_every_package_the_code_imports():
+    for module in MODULES:
+        needed = {normal(DISTRIBUTION.get(n, n)) for n in imports_of(module)} - NOT_PACKAGES
+        have = declared("workflow") if module.startswith("worldmemory.workflow") else declared()
+        assert needed <= have, f"{module} imports {sorted(needed - have)}, not in pyproject.toml"
+
+
+def test_the_package_runs_without_pythonpath(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-m", "worldmemory.common.provenance", "--help"], cwd=tmp_path,
+                            env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"not installed in {sys.prefix} (./run.sh installs it): {result.stderr}"
+    assert "Provenance sidecars" in result.stdout
+
+
+def test_each_conda_environment_installs_the_package(tmp_path):
+    """Snakemake runs <env>.post-deploy.sh inside each environment it creates; a bare virtual
+    environment stands in for the conda one (no conda here)."""
+    scripts = {env.name: env.with_name(env.stem + ".post-deploy.sh") for env in (REPO / "envs").glob("*.yaml")}
+    assert scripts and all(s.is_file() for s in scripts.values()), scripts
+    bare = tmp_path / "env"
+    venv.create(bare, with_pip=False)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env |= {"PATH": f"{bare / 'bin'}{os.pathsep}{env['PATH']}", "WORLDMEMORY_CHECKOUT": str(REPO)}
+    probe = [bare / "bin" / "python", "-c", "import worldmemory.common.ids as m; print(m.__file__)"]
+    assert subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True).returncode != 0
+    subprocess.run(["bash", scripts["torch.yaml"]], cwd=tmp_path, env=env, check=True, capture_output=True)
+    out = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    assert Path(out.strip()) == REPO / "scripts" / "worldmemory" / "common" / "ids.py"
+
+
+@pytest.mark.workflow
+def test_the_workflow_runs_as_a_module_of_another_repository(tmp_path):
+    (tmp_path / "config.yaml").write_text((REPO / "tests" / "config" / "tiny_worldmembench.yaml").read_text())
+    (tmp_path / "Snakefile").write_text(
+        'configfile: "config.yaml"\n\n\n'
+        "module worldmemory:\n"
+        f"    snakefile: {str(REPO / 'Snakefile')!r}\n"
+        "    config: config\n\n\n"
+        "use rule * from worldmemory as worldmemory_*\n")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--cores", "1", "results/table2.csv"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "rule worldmemory_worldmembench_table2:" in result.stdout
+    assert "python -m worldmemory.worldmembench.cases --out results/worldmembench/cases" in result.stdout
+    assert yaml.safe_load((tmp_path / "results" / "config" / "resolved.json").read_text())["worldmembench"]

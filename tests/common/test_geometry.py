@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from worldmemory.common.geometry import (
     apply_sim3,
     invert,

@@ -1,8 +1,14 @@
 import hashlib
 import json
+import os
 import subprocess
+import sys
+import venv
+from pathlib import Path
 
-from worldmemory.common.provenance import config_hash, git_state, main, provenance
+from worldmemory.common.provenance import config_hash, git_state, main, provenance, write_job_info
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 def test_sidecar_records_what_produced_a_table(tmp_path):
@@ -12,13 +18,15 @@ def test_sidecar_records_what_produced_a_table(tmp_path):
     record = provenance(config, tmp_path, [{"model": "m"}], [table], {"train": 0})
     assert record["config_sha256"] == config_hash({"threads": 2, "device": "cpu"})  # key order irrelevant
     assert record["git"] == {"commit": "unknown", "dirty": None}  # not a checkout
-    assert record["packages"]["torch"] and record["packages"]["numpy"]
+    assert record["packages"]["torch"] and record["packages"]["numpy"] and None not in record["packages"].values()
     assert record["outputs"]["t.csv"] == hashlib.sha256(b"a,b\n1,2\n").hexdigest()
     assert record["seeds"] == {"train": 0} and record["models"] == [{"model": "m"}]
 
 
 def test_git_commit_and_dirty_flag(tmp_path):
-    run = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)
+    def run(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
     run("init", "-q")
     (tmp_path / "f").write_text("x")
     run("add", "f")
@@ -34,7 +42,31 @@ def test_cli_is_byte_stable(tmp_path):
     table.write_text("x\n")
     info = tmp_path / "m.json"
     info.write_text(json.dumps({"model": "m"}))
-    args = ["--config", '{"device": "cpu"}', "--repo", str(tmp_path), "--model-info", str(info), "--outputs", str(table)]
+    config = tmp_path / "resolved.json"
+    config.write_text('{"device": "cpu"}')
+    args = ["--config", str(config), "--repo", str(tmp_path), "--model-info", str(info), "--outputs", str(table)]
     main(args + ["--out", str(tmp_path / "a.json")])
     main(args + ["--out", str(tmp_path / "b.json")])
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_a_job_records_the_environment_it_ran_in(tmp_path):
+    """As under --sdm conda: the table job runs where torch is absent (a bare virtual environment
+    here), the model job where it is present. The table's sidecar lists no torch of its own (no
+    null either) and carries the model job's torch through the model's sidecar."""
+    info = tmp_path / "model.json"
+    write_job_info(info, model="m", device="cpu")
+    assert json.loads(info.read_text())["packages"]["torch"]
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    table = tmp_path / "t.csv"
+    table.write_text("x\n")
+    config = tmp_path / "resolved.json"
+    config.write_text('{"device": "cpu"}')
+    subprocess.run([bare / "bin" / "python", "-m", "worldmemory.common.provenance", "--config", config,
+                    "--model-info", info, "--outputs", table, "--out", tmp_path / "t.json"],
+                   check=True, env={**os.environ, "PYTHONPATH": str(SCRIPTS)})
+    record = json.loads((tmp_path / "t.json").read_text())
+    assert "torch" not in record["packages"] and "numpy" not in record["packages"]
+    assert record["packages"]["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert record["models"][0]["packages"]["torch"] == json.loads(info.read_text())["packages"]["torch"]

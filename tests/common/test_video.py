@@ -2,7 +2,6 @@ import re
 
 import numpy as np
 import pytest
-
 from worldmemory.common.video import read_video, write_video
 
 

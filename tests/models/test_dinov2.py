@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-
 from worldmemory.models.dinov2 import Dinov2Features
 from worldmemory.models.features import cosine, global_feature, pool_under_mask
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from worldmemory.models.features import cosine, pool_under_mask
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 

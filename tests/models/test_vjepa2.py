@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, copy_last_view, load_model, weights_digest
 from worldmemory.permanence.masks import TokenGrid
 
@@ -57,7 +56,8 @@ def test_transformers_forward_leaks_hidden_pixels(backend):
     vis, tgt = torch.as_tensor(VISIBLE)[None], torch.as_tensor(HIDDEN)[None]
     with torch.inference_mode():
         a = backend.model(backend.preprocess(x), context_mask=[vis], target_mask=[tgt]).predictor_output
-        b = backend.model(backend.preprocess(hidden_pixels_changed(x)), context_mask=[vis], target_mask=[tgt]).predictor_output
+        changed = backend.preprocess(hidden_pixels_changed(x))
+        b = backend.model(changed, context_mask=[vis], target_mask=[tgt]).predictor_output
     assert not torch.equal(a.last_hidden_state, b.last_hidden_state)
 
 

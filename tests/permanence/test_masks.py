@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.render import EVENT_FRAME, WINDOW_START, expected_ball_x
 

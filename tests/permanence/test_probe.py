@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from worldmemory.common.video import read_video
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import probe

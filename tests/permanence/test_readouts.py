@@ -4,7 +4,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-
 from worldmemory.common.stats import binomial_ci
 from worldmemory.permanence.readouts import (
     CONDITIONS,
@@ -175,13 +174,15 @@ def test_means(curve, scenes):
 def test_band_fractions(curve):
     row = _row(curve, "moving", 3)
     assert (row["frac_moving"], row["frac_static"], row["frac_gone"]) == pytest.approx((10 / 60, 15 / 60, 35 / 60))
-    assert np.isnan(_row(curve, "moving_never_rendered", 3)[["frac_moving", "frac_static", "frac_gone"]].astype(float)).all()
+    control = _row(curve, "moving_never_rendered", 3)
+    assert np.isnan(control[["frac_moving", "frac_static", "frac_gone"]].astype(float)).all()
 
 
 def test_paired_t_against_control_over_shared_scenes(curve, scenes):
     for slot, n_shared in ((0, N_SCENES), (2, N_SCENES - len(DROPPED_CONTROL_SCENES))):
-        main = scenes[(scenes["condition"] == "moving") & (scenes["slot"] == slot)].set_index("scene_id")["e"]
-        ctrl = scenes[(scenes["condition"] == "moving_never_rendered") & (scenes["slot"] == slot)].set_index("scene_id")["e"]
+        at_slot = scenes[scenes["slot"] == slot]
+        main = at_slot[at_slot["condition"] == "moving"].set_index("scene_id")["e"]
+        ctrl = at_slot[at_slot["condition"] == "moving_never_rendered"].set_index("scene_id")["e"]
         shared = ctrl.index  # the control lacks some scenes at slot 2
         assert len(shared) == n_shared
         expected = stats.ttest_rel(main.loc[shared], ctrl.loc[shared])

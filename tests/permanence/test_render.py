@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from worldmemory.common.video import read_video
 from worldmemory.permanence import render as R
 

@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-
 from worldmemory.models.vjepa2 import load_model, weights_digest
 from worldmemory.permanence.train import sample_mask, train
 

@@ -2,7 +2,6 @@ import json
 
 import numpy as np
 import pytest
-
 from worldmemory.persistbench.camera_paths import (
     PathParams,
     Schedule,

@@ -1,6 +1,5 @@
 import numpy as np
 import pytest
-
 from worldmemory.common.geometry import rot_x, rot_y
 from worldmemory.persistbench.equirect import (
     angular_box_in_view,

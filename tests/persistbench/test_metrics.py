@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from worldmemory.models.features import pool_under_mask
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.persistbench import metrics as pm

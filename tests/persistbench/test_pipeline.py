@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from worldmemory.common.video import read_video
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.persistbench import prepare as pp
@@ -99,8 +98,8 @@ def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequence
     """A user's video (panorama + label video + the target's label) goes through the same
     tracking, camera planning and crops: from the embedded scene's own frames and instance
     map it gives the same views; a broken directory is refused with the reason."""
-    from worldmemory.common.video import write_video
     from worldmemory.common.npz import save_npz
+    from worldmemory.common.video import write_video
 
     pano = pp.embedded_panorama("dynamic_000", "dynamic", 32, 128)
     video = tmp_path / "videos" / "dynamic_000"
@@ -119,3 +118,6 @@ def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequence
     (video / "video.json").write_text(json.dumps({"kind": "moving", "target": 99}))
     with pytest.raises(ValueError, match="dynamic_000: kind 'moving'.*target label 99"):
         pp.user_panorama(video)
+    hidden = video.rename(video.parent / "..x")  # a sequence id must be one path component
+    with pytest.raises(ValueError, match=r"sequence id '\.\.x' is not a valid id.*rename the directory"):
+        pp.user_panorama(hidden)

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from worldmemory.persistbench import metrics as pm
 from worldmemory.persistbench import tables as tb
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from worldmemory.persistbench import tracking as tk
 from worldmemory.persistbench import world360 as w3
 from worldmemory.worldmembench import world as wd

@@ -5,7 +5,6 @@ import time
 
 import numpy as np
 import pytest
-
 from worldmemory.persistbench import world360 as w3
 from worldmemory.persistbench.equirect import direction_to_pixel, equirect_directions
 from worldmemory.persistbench.tracking import mask_longitudes

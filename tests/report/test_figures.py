@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-
 from worldmemory.report.figures import figure2
 
 REPO = Path(__file__).resolve().parents[2]

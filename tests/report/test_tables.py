@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from worldmemory.permanence.readouts import belief_curve, carry_over
 from worldmemory.report.tables import our_statistic, paper_side_by_side, table3, write_csv
 

@@ -179,7 +179,7 @@ PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=U
 
     def tail_logs(self, lines=20):
         out = []
-        for name, log in self.logs.items():
+        for log in self.logs.values():
             if log.exists():
                 out.append(f"--- {log}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:]))
         return "\n".join(out)

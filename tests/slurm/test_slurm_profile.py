@@ -209,7 +209,8 @@ def test_the_jobs_went_through_sbatch(runs):
         assert Path(log).name == f"{jobid}.log" and Path(log).exists(), log
     assert len({queue[jobid][1] for _, jobid, _ in submitted}) == 1  # the run's id names every job
     # The plugin's log directory names the rule, or the group and its rules.
-    kinds = sorted(Path(log).relative_to(runs["slurm"] / ".snakemake" / "slurm_logs").parts[0] for _, _, log in submitted)
+    logs = runs["slurm"] / ".snakemake" / "slurm_logs"
+    kinds = sorted(Path(log).relative_to(logs).parts[0] for _, _, log in submitted)
     assert kinds == ["group_wmb_scores_worldmembench_score",
                      "group_wmb_tables_worldmembench_qualification_worldmembench_revisits_worldmembench_table2",
                      "rule_worldmembench_cases", *["rule_worldmembench_rollout"] * 4]

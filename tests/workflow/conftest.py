@@ -1,6 +1,7 @@
 """Shared helpers of the workflow tests: run the real Snakemake on this checkout."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,24 @@ def run_snakemake(workdir, config, *args, check=True):
     return result
 
 
+def count_jobs(log: str) -> dict[str, int]:
+    """Snakemake's 'Job stats' table of a run or dry run: rule -> jobs ({} when nothing is to be done)."""
+    if "Job stats:" not in log:
+        return {}
+    table = log[log.rindex("Job stats:"):].split("\n\n")[0]
+    counts = {}
+    for line in table.splitlines()[3:]:
+        match = re.fullmatch(r"(\w+)\s+(\d+)", line.strip())
+        if match and match.group(1) != "total":
+            counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
 @pytest.fixture(scope="session")
 def snakemake():
     return run_snakemake
+
+
+@pytest.fixture(scope="session")
+def job_counts():
+    return count_jobs

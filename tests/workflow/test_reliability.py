@@ -4,7 +4,6 @@ tables that depend on them (the permanence counterpart is in test_workflow.py)."
 
 import base64
 import os
-import re
 import signal
 import subprocess
 import time
@@ -28,17 +27,6 @@ def run_sh(workdir: Path, *args) -> list[str]:
             *args, *TARGETS, "--configfile", str(TINY)]
 
 
-def job_counts(log: str) -> dict[str, int]:
-    """Snakemake's 'Job stats' table of a run or dry run: rule -> jobs."""
-    table = log[log.rindex("Job stats:"):].split("\n\n")[0]
-    counts = {}
-    for line in table.splitlines()[3:]:
-        match = re.fullmatch(r"(\w+)\s+(\d+)", line.strip())
-        if match and match.group(1) != "total":
-            counts[match.group(1)] = int(match.group(2))
-    return counts
-
-
 def finished_rollouts(workdir: Path) -> set[str]:
     """Models whose rollout job Snakemake recorded as finished: it has metadata for the output
     and no incomplete marker (both keyed by the base64 of the output path)."""
@@ -59,7 +47,7 @@ def whole(tmp_path_factory):
     return workdir
 
 
-def test_a_killed_run_resumes_and_ends_byte_identical(tmp_path, whole):
+def test_a_killed_run_resumes_and_ends_byte_identical(tmp_path, whole, job_counts):
     killed = tmp_path / "killed"
 
     first = subprocess.Popen(run_sh(killed), stdout=subprocess.DEVNULL,
@@ -82,7 +70,7 @@ def test_a_killed_run_resumes_and_ends_byte_identical(tmp_path, whole):
         assert (killed / table).read_bytes() == (whole / table).read_bytes(), table
 
 
-def test_changing_one_model_reruns_only_its_jobs_and_the_tables(tmp_path, whole, snakemake):
+def test_changing_one_model_reruns_only_its_jobs_and_the_tables(tmp_path, whole, snakemake, job_counts):
     assert "Nothing to be done" in subprocess.run(run_sh(whole, "-n"), capture_output=True,
                                                   text=True).stdout
     config = yaml.safe_load(TINY.read_text())

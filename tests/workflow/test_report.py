@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from worldmemory.models.vjepa2 import build_model
 
 CONFIGS = Path(__file__).resolve().parents[1] / "config"

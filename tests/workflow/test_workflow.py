@@ -1,11 +1,12 @@
 """Real Snakemake runs of the permanence study on tests/config/tiny.yaml."""
 
+import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-
 from worldmemory.models.vjepa2 import build_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,22 +36,28 @@ def test_targets_are_built_with_provenance(two_runs):
     assert (out / "figure2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_trained_model_is_protected(two_runs):
+    """protected(): Snakemake makes the trained model read-only and never deletes it to rebuild."""
+    model = two_runs[0] / "results" / "models" / "tiny-test-scratch"
+    files = [model, *model.iterdir()]
+    assert {p.name for p in files} >= {"config.json", "model.safetensors"}
+    assert all(p.stat().st_mode & 0o222 == 0 for p in files), [oct(p.stat().st_mode) for p in files]
+
+
 def test_two_runs_give_byte_identical_tables(two_runs):
     for name in TABLES + [f"probe/{m}.csv" for m in ("tiny-test-scratch", "tiny-test-random")]:
         a, b = (d / "results" / "permanence" / name for d in two_runs)
         assert a.read_bytes() == b.read_bytes(), name
 
 
-def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_path, snakemake):
+def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_path, snakemake, job_counts):
     config = yaml.safe_load(TINY.read_text())
     config["permanence"]["models"]["tiny-test-random"]["seed"] = 1
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     dry = snakemake(two_runs[1], changed, "-n", "results/permanence/table3.csv",
                     "results/permanence/figure2.png").stdout
-    stats = dry[dry.rindex("Job stats:"):].split("\n\n")[0]
-    jobs = dict(line.split() for line in stats.splitlines()[3:] if line.split()[0] != "total")
-    assert jobs == {"permanence_probe": "1", "permanence_table3": "1", "permanence_figure2": "1"}
+    assert job_counts(dry) == {"permanence_probe": 1, "permanence_table3": 1, "permanence_figure2": 1}
     assert "wildcards: model=tiny-test-random" in dry
 
 
@@ -89,18 +96,9 @@ def test_gpu_is_requested_only_on_a_gpu_device(tmp_path, snakemake):
 def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path, snakemake):
     """config/paper.yaml's models, with their weights already prefetched (the network boundary):
     tiny random VJEPA2Models stand in for the released ones, and the paper's numbers print beside ours."""
-    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    tiny = yaml.safe_load(TINY.read_text())
-    models = paper["permanence"]["models"]
+    models = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["permanence"]["models"]
     assert {m["id"] for m in models.values()} == {f"facebook/vjepa2-vit{s}-fpc64-256" for s in "lhg"}
-    micro = tiny["permanence"]["models"]["tiny-test-random"]["config"]
-    for i, name in enumerate(models):
-        build_model(micro, seed=i).save_pretrained(tmp_path / "resources" / "models" / name)
-    config = {**paper, "device": "cpu", "threads": 2,
-              "permanence": {**paper["permanence"], "scenes": tiny["permanence"]["scenes"], "batch_size": 4}}
-    path = tmp_path / "paper_tiny.yaml"
-    path.write_text(yaml.safe_dump(config))
-    result = snakemake(tmp_path, path, "results/permanence/table3.csv")
+    result = snakemake(tmp_path, paper_stand_in(tmp_path, weights_in=tmp_path), "results/permanence/table3.csv")
     assert "prefetch_model" not in result.stdout + result.stderr  # weights were already there
     side = pd.read_csv(tmp_path / "results" / "permanence" / "table3_vs_paper.csv")
     assert set(side["run"]) == set(models)
@@ -108,8 +106,61 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path, snakemake):
     assert "p_present@0.00" in result.stdout + result.stderr
 
 
-def test_lint_is_clean(tmp_path, snakemake):
-    result = snakemake(tmp_path, TINY, "--lint")
+def paper_stand_in(tmp_path, weights_in=None):
+    """config/paper.yaml's models on the tiny scenes; its path. With ``weights_in`` (a workdir),
+    tiny random VJEPA2Models stand in for the released weights in its resources/models (the
+    network boundary)."""
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    tiny = yaml.safe_load(TINY.read_text())
+    micro = tiny["permanence"]["models"]["tiny-test-random"]["config"]
+    for i, name in enumerate(paper["permanence"]["models"] if weights_in else []):
+        build_model(micro, seed=i).save_pretrained(weights_in / "resources" / "models" / name)
+    config = {**paper, "device": "cpu", "threads": 2,
+              "permanence": {**paper["permanence"], "scenes": tiny["permanence"]["scenes"], "batch_size": 4}}
+    path = tmp_path / "paper_tiny.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_switching_to_the_papers_config_rebuilds_the_table(two_runs, tmp_path, snakemake, job_counts):
+    """The embedded table must never be kept under the paper config's name (on the main job's
+    outputs Snakemake 9.27 said "Nothing to be done": the table's output set depended on the
+    config). The checkpoints are fetched, the paper models probed and the table rebuilt."""
+    jobs = job_counts(snakemake(two_runs[0], paper_stand_in(tmp_path), "-n",
+                                "results/permanence/table3.csv").stdout)
+    assert jobs == {"prefetch_model": 3, "permanence_probe": 3, "permanence_table3": 1}
+
+
+def test_a_config_switch_rebuilds_the_tables_even_without_snakemakes_metadata(two_runs, tmp_path, snakemake,
+                                                                            job_counts):
+    """Results copied without .snakemake/ (so Snakemake has no params or input-set trigger): a
+    dry run warns, and the real run rewrites the config stamp every table reads, so the tables
+    are rebuilt under the new config, not kept."""
+    copy = tmp_path / "copy"
+    shutil.copytree(two_runs[0] / "results", copy / "results")
+    targets = ["results/permanence/table3.csv", "results/permanence/figure2.png"]
+    assert job_counts(snakemake(copy, TINY, "-n", *targets).stdout) == {}
+    config = yaml.safe_load(TINY.read_text())
+    config["permanence"]["readout_margin_px"] = 4
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    dry = snakemake(copy, changed, "-n", *targets)
+    assert "holds another config: a real run rewrites it" in dry.stdout + dry.stderr
+    jobs = job_counts(snakemake(copy, changed, *targets).stderr)
+    assert jobs == {"permanence_table3": 1, "permanence_figure2": 1}
+    for sidecar in ("table3.json", "figure2.json"):
+        recorded = json.loads((copy / "results" / "permanence" / sidecar).read_text())
+        assert recorded["config"]["permanence"]["readout_margin_px"] == 4, sidecar
+
+
+def test_lint_is_clean_with_every_study(tmp_path, snakemake):
+    config = {}
+    for name in ("tiny.yaml", "tiny_worldmembench.yaml", "tiny_persistbench.yaml"):
+        config.update(yaml.safe_load((TINY.parent / name).read_text()))
+    assert {"permanence", "worldmembench", "persistbench"} <= set(config)
+    path = tmp_path / "all.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, path, "--lint")
     assert "Congratulations, your workflow is in a good condition!" in result.stdout + result.stderr
 
 

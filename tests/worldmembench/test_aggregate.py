@@ -1,7 +1,6 @@
 import math
 
 import pytest
-
 from worldmemory.worldmembench.metrics.aggregate import revisit_mean, rollout_score
 
 

@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from worldmemory.common.geometry import apply_sim3, pose, rot_x, rot_y, rot_z
 from worldmemory.worldmembench.metrics.camera import rpe_rot, rpe_trans
 

@@ -7,7 +7,6 @@ from collections import Counter
 import imageio.v3 as iio
 import numpy as np
 import pytest
-
 from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.world import World, generate_world, render
@@ -150,3 +149,13 @@ def test_every_family_needs_trajectories(tmp_path):
     with pytest.raises(ValueError, match="dynamic"):
         cases.write_embedded_cases(tmp_path, 1, W, H, {"human": ["LR"], "object": ["LR"],
                                                        "environment": ["LR"]})
+
+
+@pytest.mark.parametrize("bad_id", ["..", ".", "a/b", "-rf", ".hidden", "a b", ""])
+def test_a_case_id_is_one_path_component(written, tmp_path, bad_id):
+    """A case named '..' would write results/worldmembench/rollouts/<model>/../<trajectory>."""
+    case_dir, manifest = copy_case(written, tmp_path, "human_000")
+    manifest["id"] = bad_id
+    save(case_dir, manifest)
+    with pytest.raises(ValueError, match=r"id: .* does not match"):
+        cases.load_case(case_dir)

@@ -2,15 +2,14 @@ import math
 
 import numpy as np
 import pytest
-
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
     DynamicCase,
     JudgeAnswer,
     OracleEventJudge,
-    event_predicates,
     Question,
     decomposition,
+    event_predicates,
     judge_frames,
     phase_ranges,
     score_case,

@@ -1,22 +1,26 @@
-"""The external-model contract (external.py, rollout --kind external) with a real command:
-the still-frame model of still_model.py, run through bash like any user's model."""
+"""WorldMemBench's external-model contract (its request files in external.py, rollout --kind
+external, the shared command contract of worldmemory.external) with a real command: the
+still-frame model of still_model.py, run through bash like any user's model."""
 
 import json
 import math
 import os
+import re
+import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
-
 from worldmemory.common.video import read_video
+from worldmemory.external import check_template, check_video, run_model
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.worldmembench import external
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
 from worldmemory.worldmembench.perception import MISSING
-from worldmemory.worldmembench.rollout import write_rollouts
+from worldmemory.worldmembench.rollout import main, write_rollouts
 from worldmemory.worldmembench.score import score_model
 from worldmemory.worldmembench.tables import table2, table2_reasons
 
@@ -42,12 +46,12 @@ def package_on_path(monkeypatch):
 
 
 def test_template_placeholders_are_checked():
-    external.check_template(STILL)
-    external.check_template("model --image {conditioning} --out {video}")
+    check_template(STILL, external.PLACEHOLDERS)
+    check_template("model --image {conditioning} --out {video}", external.PLACEHOLDERS)
     with pytest.raises(ValueError, match=r"unknown placeholders \['poses'\]"):
-        external.check_template("model --poses {poses} --out {video}")
+        check_template("model --poses {poses} --out {video}", external.PLACEHOLDERS)
     with pytest.raises(ValueError, match=r"\{video\}.*\{request\}"):
-        external.check_template("model --image {conditioning}")
+        check_template("model --image {conditioning}", external.PLACEHOLDERS)
 
 
 def test_caption_segments_are_runs_of_equal_captions():
@@ -94,33 +98,70 @@ def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path,
     assert reasons["rpe_trans"] == MISSING["camera"]
 
 
-def test_prompt_reaches_the_command_intact(tmp_path, cases_dir):
+def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases_dir):
     command = "printf '%s' {prompt} > {video}.prompt && " + STILL
     manifest = write_rollouts(cases_dir, "echo", "external", {}, PARAMS, tmp_path / "echo",
-                              command=command)
+                              command=command, log_dir=tmp_path / "logs")
     for entry in manifest["rollouts"]:
         case = load_case(cases_dir / entry["case"])
         written = (tmp_path / "echo" / entry["video"]).with_suffix(".mp4.prompt").read_text()
         assert written == case["prompt"]
+        log = tmp_path / "logs" / entry["case"] / f"{entry['trajectory']}.log"
+        own = (tmp_path / "echo" / entry["video"]).with_name("command.log")
+        assert log.read_text() == own.read_text()
+        assert "still frames" in log.read_text() and "[exit status 0 after" in log.read_text()
 
 
 @pytest.mark.parametrize("command, message", [
-    ("echo loading weights; exit 3", r"exited with status 3.*loading weights"),
+    ("echo loading weights; exit 3; true {video}", r"exited with status 3.*loading weights"),
     ("true {video}", "wrote no video"),
 ])
 def test_a_failing_model_names_the_rollout_and_its_output(tmp_path, cases_dir, command, message):
-    if "{video}" not in command:
-        command += " # {video}"
-    with pytest.raises(RuntimeError, match=f"(?s)dynamic_000/LR-Hold.*{message}"):
+    with pytest.raises(RuntimeError, match=f"(?s)dynamic_000/LR-Hold.*{message}") as e:
         write_rollouts(cases_dir, "bad", "external", {}, PARAMS, tmp_path / "bad",
-                       command=command)
+                       command=command, log_dir=tmp_path / "logs")
+    copy = tmp_path / "logs" / "dynamic_000" / "LR-Hold.log"
+    assert f"Its output ({copy})" in str(e.value)
+    own = tmp_path / "bad" / "dynamic_000" / "LR-Hold" / "command.log"
+    assert copy.read_text() == own.read_text()
+
+
+def test_the_cli_kills_a_model_past_its_time_and_keeps_its_log(tmp_path, cases_dir):
+    """--timeout-minutes (the model's runtime) and --log-dir, as the rule passes them; the log
+    copy outlives the rollout directory, which Snakemake deletes when the job fails."""
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as e:
+        main(["--cases", str(cases_dir), "--model", "slow", "--kind", "external",
+              "--command", "echo loading weights; sleep 30; true {video}",
+              "--trajectory-params", json.dumps(PARAMS), "--timeout-minutes", "0.02",
+              "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "slow")])
+    assert time.monotonic() - start < 10
+    copy = tmp_path / "logs" / "dynamic_000" / "LR-Hold.log"
+    assert str(e.value).startswith("external model on dynamic_000/LR-Hold: `echo loading weights")
+    assert "time limit of 0.02 min ran out" in str(e.value) and f"({copy})" in str(e.value)
+    shutil.rmtree(tmp_path / "slow")
+    assert "loading weights\n" in copy.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--command", 'echo "{prompt}" > {video}'],
+     r"placeholder \{prompt\} is inside double quotes"),
+    (["--command", STILL, "--timeout-minutes", "0"], "--timeout-minutes must be a positive"),
+])
+def test_the_cli_refuses_a_bad_template_or_time_limit_up_front(tmp_path, cases_dir, capsys, args,
+                                                               message):
+    with pytest.raises(SystemExit) as e:
+        main(["--cases", str(cases_dir), "--model", "m", "--kind", "external", *args,
+              "--out", str(tmp_path / "m")])
+    assert e.value.code == 2 and re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "m").exists()
 
 
 def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
     case = load_case(cases_dir / "dynamic_000")
     traj = tj.build("LR-Hold", **PARAMS, width=64, height=48)
     request = external.write_request(case, traj, 64, 48, tmp_path)
-    video = external.run_model(STILL, request, tmp_path / "log.txt")
-    assert external.check_video(video, 161, "still") == (48, 64)
+    video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
+    assert check_video(video, 161, "still") == (48, 64)
     with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*n_frames: 161"):
-        external.check_video(video, 165, "still")
+        check_video(video, 165, "still")

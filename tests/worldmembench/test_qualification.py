@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from worldmemory.worldmembench import qualification as q
 from worldmemory.worldmembench.score import COLUMNS, write_scores
 from worldmemory.worldmembench.tables import read_scores

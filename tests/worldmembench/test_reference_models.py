@@ -4,12 +4,10 @@ import json
 
 import numpy as np
 import pytest
-
 from worldmemory.common.geometry import rotation_angle
 from worldmemory.common.video import read_video
-from worldmemory.worldmembench import cases
+from worldmemory.worldmembench import cases, rollout
 from worldmemory.worldmembench import reference_models as rm
-from worldmemory.worldmembench import rollout
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.camera import rpe_rot
 from worldmemory.worldmembench.world import World, generate_world, render

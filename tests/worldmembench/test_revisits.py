@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from worldmemory.worldmembench import revisits as rv
 from worldmemory.worldmembench.score import COLUMNS, write_scores
 from worldmemory.worldmembench.tables import read_scores, table2

@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from worldmemory.common.video import write_video
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.worldmembench import score as sc

@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from worldmemory.worldmembench.metrics.aggregate import revisit_mean, rollout_score
 from worldmemory.worldmembench.metrics.static_memory import (
     depth_spearman,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from worldmemory.worldmembench import tables as tb
 from worldmemory.worldmembench.score import COLUMNS, NO_ARCFACE, write_scores
 

@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-
 from worldmemory.worldmembench import trajectories as tj
 
 REVISITS = {"translation": 1, "LR": 1, "LRLR": 2, "LRLRLR": 3, "LRUD": 2, "LR-Hold": 1}

@@ -2,7 +2,6 @@ import math
 
 import numpy as np
 import pytest
-
 from worldmemory.worldmembench.metrics.video_quality import (
     NORMALISATION,
     NotComputed,

@@ -5,7 +5,6 @@ import time
 
 import numpy as np
 import pytest
-
 from worldmemory.common.geometry import pose, rot_y
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench import world as wd

@@ -1,9 +1,10 @@
 """Provenance sidecars: what produced a table, so that every number can be traced and rebuilt.
 
 A sidecar holds the config and its hash, the git commit of the workflow, the versions of the
-packages that computed the numbers, the device, the seeds, the identities of the models (weights
-digests) and the sha256 of each output it describes. It holds no timestamps, so the same run
-gives the same sidecar.
+packages of the environment the table job ran in, the device, the seeds, the models (weights
+digests, and the packages of the environment each model job ran in: under ``--sdm conda`` the
+model jobs and the table jobs use different environments) and the sha256 of each output it
+describes. It holds no timestamps, so the same run gives the same sidecar.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from importlib import metadata
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parents[3]  # the workflow checkout this package runs from
-PACKAGES = ("numpy", "scipy", "pandas", "torch", "transformers", "snakemake", "decord", "matplotlib", "seaborn")
 
 
 def config_hash(config: dict) -> str:
@@ -35,7 +35,8 @@ def file_sha256(path) -> str:
 def git_state(repo) -> dict:
     """Commit of the workflow checkout and whether tracked files differ from it."""
     def git(*args):
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
 
     try:
         return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
@@ -44,13 +45,21 @@ def git_state(repo) -> dict:
 
 
 def package_versions() -> dict:
-    versions = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+    """Python and every distribution installed where this process runs, name -> version.
+
+    Read from the environment itself, not from a list of expected packages: a job in a conda
+    environment without torch records no torch (rather than a null), and one with it records
+    the version installed there.
+    """
+    versions = {dist.metadata["Name"]: dist.version for dist in metadata.distributions() if dist.metadata["Name"]}
+    return {"python": platform.python_version(), **versions}
+
+
+def write_job_info(path, **fields) -> None:
+    """A model job's own sidecar: ``fields`` (model, device, ...) and the packages of the
+    environment it ran in, which the table sidecars list under "models"."""
+    record = {**fields, "packages": package_versions()}
+    Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def provenance(config: dict, repo, models: list[dict], outputs: list, seeds: dict) -> dict:
@@ -68,7 +77,8 @@ def provenance(config: dict, repo, models: list[dict], outputs: list, seeds: dic
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--config", required=True, help="the resolved workflow config (JSON)")
+    ap.add_argument("--config", required=True, type=Path,
+                    help="the resolved workflow config, a JSON file (results/config/resolved.json)")
     ap.add_argument("--seeds", default="{}", help="seeds of this study (JSON)")
     ap.add_argument("--repo", default=str(CHECKOUT), help="the workflow checkout (for the git commit)")
     ap.add_argument("--model-info", nargs="*", default=[], help="JSON files describing each model")
@@ -76,7 +86,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     models = [json.loads(Path(p).read_text()) for p in args.model_info]
-    record = provenance(json.loads(args.config), args.repo, models, args.outputs, json.loads(args.seeds))
+    record = provenance(json.loads(args.config.read_text()), args.repo, models, args.outputs, json.loads(args.seeds))
     Path(args.out).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 

@@ -25,7 +25,6 @@ import torch.nn.functional as F
 from transformers import VJEPA2Config, VJEPA2Model
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
-
 ARCHITECTURE_KEYS = (
     "crop_size", "patch_size", "tubelet_size", "frames_per_clip", "hidden_size", "num_hidden_layers",
     "num_attention_heads", "pred_hidden_size", "pred_num_hidden_layers", "pred_num_attention_heads",

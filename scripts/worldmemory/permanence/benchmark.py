@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 import yaml
 
+from worldmemory.models.device import torch_device
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, load_model
 from worldmemory.permanence.probe import Prober
 from worldmemory.permanence.readouts import CONDITIONS
@@ -64,6 +65,7 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
+    torch_device(args.device)  # a missing GPU fails here, before any work
     torch.set_num_threads(args.threads)
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["permanence"]

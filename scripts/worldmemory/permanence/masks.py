@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from worldmemory.permanence.render import BALL_ROW, SIZE as SCENE_SIZE, X_START
+from worldmemory.permanence.render import BALL_ROW, X_START
+from worldmemory.permanence.render import SIZE as SCENE_SIZE
 
 X_END = 228.0  # the path's end (Appendix B: "from x = 28 to x = 228")
 READOUT_MARGIN = 8

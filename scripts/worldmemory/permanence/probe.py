@@ -32,7 +32,9 @@ import numpy as np
 import pandas as pd
 import torch
 
+from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video
+from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
 from worldmemory.models.vjepa2 import backend_from_spec, copy_last_view, describe, deterministic, weights_digest
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
@@ -78,7 +80,8 @@ def _digest(*parts) -> str:
 class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
-    def __init__(self, backend: MaskedLatentPredictor, model_name: str, manifest: dict, scenes_dir: Path, margin: int = 8):
+    def __init__(self, backend: MaskedLatentPredictor, model_name: str, manifest: dict, scenes_dir: Path,
+                 margin: int = 8):
         self.backend = backend
         self.model_key = weights_digest(backend.model)
         self.name = model_name
@@ -211,6 +214,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True, type=Path, help="per-scene readouts (CSV)")
     ap.add_argument("--out-info", required=True, type=Path, help="model identity and cache statistics (JSON)")
     args = ap.parse_args(argv)
+    torch_device(args.device)  # a missing GPU fails here, before any work
 
     torch.set_num_threads(args.threads)
     deterministic(args.device)
@@ -221,7 +225,7 @@ def main(argv=None):
     df = prober.run(args.batch_size)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out, index=False, float_format="%.8g")
-    info = {
+    info = {  # the job's sidecar, with the packages of its environment (common.provenance)
         "model": args.model_name,
         "identity": describe(backend.model, spec, prober.model_key),
         "device": args.device,
@@ -231,7 +235,7 @@ def main(argv=None):
         "encoder_passes_saved": prober.encodings.requests - prober.encodings.computed,
         "predictor_passes_saved": prober.predictions.requests - prober.predictions.computed,
     }
-    args.out_info.write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    write_job_info(args.out_info, **info)
     print(f"[probe {args.model_name}] {len(df)} readouts; the cache saved {info['encoder_passes_saved']} of "
           f"{info['encoder_requests']} encoder passes", file=sys.stderr)
 

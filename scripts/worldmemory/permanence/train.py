@@ -30,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from worldmemory.models.device import torch_device
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
 from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip, stable_rng
 
@@ -125,7 +126,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
     out.mkdir(parents=True, exist_ok=True)
     model.eval().cpu().save_pretrained(out)
     with open(out / "train_log.csv", "w") as f:
-        f.write("step,loss\n" + "".join(f"{s},{l:.6f}\n" for s, l in history))
+        f.write("step,loss\n" + "".join(f"{step},{loss:.6f}\n" for step, loss in history))
     summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
                "seconds": round(time.time() - t0, 1)}
     (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
@@ -140,6 +141,7 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
+    torch_device(args.device)  # a missing GPU fails here, before any work
     torch.set_num_threads(args.threads)
     deterministic(args.device)
     summary = train(json.loads(args.model_config), json.loads(args.settings), args.out, args.device)

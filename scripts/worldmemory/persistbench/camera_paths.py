@@ -128,13 +128,13 @@ class TargetTrack:
 
     @classmethod
     def static(cls, lon_deg: float, lat_deg: float, radius_deg: float,
-               n_frames: int) -> "TargetTrack":
+               n_frames: int) -> TargetTrack:
         """A target that does not move (convenience for tests and static sequences)."""
         return cls(np.full(n_frames, float(lon_deg)), np.full(n_frames, float(lat_deg)),
                    np.full(n_frames, float(radius_deg)))
 
     @classmethod
-    def from_masks(cls, masks) -> "TargetTrack":
+    def from_masks(cls, masks) -> TargetTrack:
         """Track from a (T, H, W) boolean mask video of the equirectangular panorama.
 
         The centre is the area-weighted mean of the mask pixels' unit directions (weights
@@ -226,7 +226,7 @@ class Schedule:
         """(T,) bool: frames where the target must be fully in view."""
         return ~self.invisible
 
-    def for_reference(self) -> "Schedule":
+    def for_reference(self) -> Schedule:
         """The reference camera's schedule: the target in view on every frame."""
         return Schedule(self.n_frames, self.n_frames, self.n_frames,
                         self.inside_margin_deg, self.outside_margin_deg)

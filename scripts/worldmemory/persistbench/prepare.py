@@ -32,12 +32,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from worldmemory.common.ids import check_id
+from worldmemory.common.npz import save_npz
 from worldmemory.common.video import read_video, write_video
 from worldmemory.persistbench import world360
 from worldmemory.persistbench.camera_paths import PathParams, Schedule, TargetTrack, plan_pair
 from worldmemory.persistbench.equirect import perspective
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
-from worldmemory.common.npz import save_npz
 
 FPS = 8.0  # frames per second of the written videos (the renderer has no clock)
 
@@ -84,7 +85,7 @@ def user_panorama(video_dir) -> Panorama:
     DIR/labels.npz with 'labels' (T, H, W) int (any segmentation, e.g. SAM's, tiled or not) and
     DIR/video.json {"kind": "static"|"dynamic", "category": str, "target": its label, "fps"}."""
     video_dir = Path(video_dir)
-    name = video_dir.name
+    name = check_id("sequence", video_dir.name, f"rename the directory {video_dir}")
     try:
         meta = json.loads((video_dir / "video.json").read_text())
         video = next(p for p in (video_dir / "panorama.mkv", video_dir / "panorama.mp4")

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.persistbench import metrics
@@ -134,11 +135,14 @@ def main(argv=None) -> None:
     parser.add_argument("--alpha", type=float, default=metrics.ALPHA, help="Cont's decay rate")
     parser.add_argument("--out-scores", required=True)
     parser.add_argument("--out-frames", required=True)
+    parser.add_argument("--out-info", help="the job's sidecar (JSON): model, features, device, packages")
     args = parser.parse_args(argv)
     backend = make_backend(args.features, args.dinov2, args.device)
     scores, frames = score_model(args.sequences, args.rollouts, backend, args.alpha)
     metrics.write_scores(scores, args.out_scores)
     metrics.write_frames(frames, args.out_frames)
+    if args.out_info:
+        write_job_info(args.out_info, model=Path(args.rollouts).name, features=backend.name, device=args.device)
 
 
 if __name__ == "__main__":

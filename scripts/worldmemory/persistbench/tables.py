@@ -37,8 +37,15 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from scipy import stats
 
-from worldmemory.persistbench.metrics import (COLUMNS, FRAME_COLUMNS, KINDS, METRICS,
-                                              NOTHING_TO_AVERAGE, ROW_KEYS, SEGMENTS)
+from worldmemory.persistbench.metrics import (
+    COLUMNS,
+    FRAME_COLUMNS,
+    KINDS,
+    METRICS,
+    NOTHING_TO_AVERAGE,
+    ROW_KEYS,
+    SEGMENTS,
+)
 from worldmemory.report.figures import save_figure
 from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
 

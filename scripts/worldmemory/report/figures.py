@@ -43,7 +43,8 @@ def figure2(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
                 if not suffix:
                     ax.fill_between(rows["t_s"], rows["ci_lo"], rows["ci_hi"], color=colour, alpha=0.2, linewidth=0)
         ax.axhline(0.5, color="grey", linestyle=":", label="chance")
-        ax.set(title=f"{title} (cf. paper Figure 2a)", xlabel="seconds since last visible", ylim=(-0.02, 1.02))  # lines at 0 and 1 stay visible
+        # the limits keep lines at 0 and 1 visible
+        ax.set(title=f"{title} (cf. paper Figure 2a)", xlabel="seconds since last visible", ylim=(-0.02, 1.02))
         ax.legend(fontsize="x-small", loc="upper right")
     axes[0].set_ylabel("P(present)")
     fig.suptitle("Belief that a hidden object is still there (Tracking Is Not Permanence, Figure 2a)")

@@ -20,7 +20,8 @@ DECIMALS = 6
 WIDE_BLOCKS = (("p", "p_present"), ("lo", "ci_lo"), ("hi", "ci_hi"))
 # Paper statistics: "<quantity>@<t>" (value at one time point) or "<quantity>_<agg>>=<t>"
 # (mean, min or max over the time points from t on); t is written with two decimals.
-STATISTIC = re.compile(r"^(?P<quantity>p_present|e|alpha)(?:@(?P<at>\d+\.\d\d)|_(?P<agg>mean|min|max)>=(?P<start>\d+\.\d\d))$")
+STATISTIC = re.compile(r"^(?P<quantity>p_present|e|alpha)"
+                       r"(?:@(?P<at>\d+\.\d\d)|_(?P<agg>mean|min|max)>=(?P<start>\d+\.\d\d))$")
 CURVE_COLUMN = {"p_present": "p_present", "e": "e_mean", "alpha": "alpha_mean"}
 
 

@@ -5,7 +5,12 @@ OUT/{case}/{trajectory}/ gets the video, trajectory.json (the target camera path
 and, for a reference model, truth.npz (the ground truth of what it drew: instance, depth, poses,
 K and, for an event, its started flag and progress; see reference_models.run_reference). An
 external model (``--kind external``) is a command template run once per rollout on the request
-files of external.py; it writes OUT/{case}/{trajectory}/video.mp4 and has no truth channels.
+files of external.py; it writes OUT/{case}/{trajectory}/video.mp4 and has no truth channels. Its
+output goes to OUT/{case}/{trajectory}/command.log and, with ``--log-dir DIR``, is copied to
+DIR/{case}/{trajectory}.log, which outlives a failed job (Snakemake deletes OUT); with
+``--timeout-minutes M`` the job's commands together get M minutes (the model's ``runtime``: see
+worldmemory.external.TimeLimit) and the one running when they are up is killed with its
+process group.
 OUT/manifest.json lists the rollouts, sorted, without timestamps, so equal inputs give equal
 bytes:
 
@@ -28,9 +33,10 @@ import numpy as np
 
 from worldmemory.common.npz import save_npz
 from worldmemory.common.video import write_video
-from worldmemory.worldmembench import external
+from worldmemory.external import TimeLimit, check_template, check_video, run_model
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_cases
+from worldmemory.worldmembench.external import PLACEHOLDERS, write_request
 from worldmemory.worldmembench.reference_models import (
     case_world,
     horizontal_fov,
@@ -44,12 +50,15 @@ CAMERA_KEYS = ("width", "height", "fov_deg")  # trajectory parameters that follo
 
 def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_params: dict,
                    out_dir, width: int | None = None, height: int | None = None,
-                   reference: str | None = None, command: str | None = None) -> dict:
+                   reference: str | None = None, command: str | None = None,
+                   timeout_minutes: float | None = None, log_dir=None) -> dict:
     """Roll out ``model`` on every case and trajectory under ``cases_dir`` and write the videos,
     ground truth (reference models) and manifest under ``out_dir``.
 
     kind "reference": reference model ``reference`` (default: ``model``) with ``params``;
-    kind "external": the shell ``command`` template (external.py's contract).
+    kind "external": the shell ``command`` template (external.py's contract), its commands
+    together limited to ``timeout_minutes`` (None: no limit), each one's log copied to
+    ``log_dir``/{case}/{trajectory}.log if ``log_dir`` is given.
     Trajectories are ``trajectories.build(name, **trajectory_params)`` with the case camera's
     horizontal FoV and the frame size ``width`` x ``height`` (default: the case camera's).
     Prints one progress line per rollout and returns the manifest.
@@ -59,11 +68,12 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
     if kind == "external":
         if not command:
             raise ValueError("--kind external needs --command (a command template)")
-        external.check_template(command)
+        check_template(command, PLACEHOLDERS)
         params = {"command": command}
     else:
         reference = reference or model
         params = resolve_params(reference, params)
+    time_limit = TimeLimit(timeout_minutes)
     clash = [k for k in CAMERA_KEYS if k in trajectory_params]
     if clash:
         raise ValueError(f"trajectory parameters {', '.join(clash)} are set from the case camera "
@@ -80,7 +90,9 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
             rel = f"{case['id']}/{name}"
             (out_dir / rel).mkdir(parents=True, exist_ok=True)
             if kind == "external":
-                entry, summary = _external_rollout(command, case, trajectory, w, h, out_dir, rel)
+                log_copy = Path(log_dir) / f"{rel}.log" if log_dir else None
+                entry, summary = _external_rollout(command, case, trajectory, w, h, out_dir, rel,
+                                                   time_limit, log_copy)
             else:
                 entry, summary = _reference_rollout(reference, params, case, trajectory, w, h,
                                                     out_dir, rel)
@@ -109,11 +121,13 @@ def _reference_rollout(reference: str, params: dict, case: dict, trajectory, wid
 
 
 def _external_rollout(command: str, case: dict, trajectory, width: int, height: int,
-                      out_dir: Path, rel: str) -> tuple[dict, str]:
+                      out_dir: Path, rel: str, time_limit: TimeLimit,
+                      log_copy: Path | None) -> tuple[dict, str]:
     """Run the external model on one rollout's request; (its manifest fields, a summary)."""
-    request = external.write_request(case, trajectory, width, height, out_dir / rel)
-    video = external.run_model(command, request, out_dir / rel / "command.log")
-    h, w = external.check_video(video, trajectory.n_frames, f"external model on {rel}")
+    request = write_request(case, trajectory, width, height, out_dir / rel)
+    video = run_model(command, request, out_dir / rel / "command.log", PLACEHOLDERS, time_limit,
+                      log_copy)
+    h, w = check_video(video, trajectory.n_frames, f"external model on {rel}")
     return ({"video": f"{rel}/{video.name}", "truth": None, "instances": {}},
             f"{trajectory.n_frames} frames {w}x{h} (external)")
 
@@ -142,6 +156,13 @@ def main(argv=None) -> None:
                         help="trajectories.build keyword arguments (JSON object)")
     parser.add_argument("--width", type=int, default=None, help="default: the case camera's")
     parser.add_argument("--height", type=int, default=None, help="default: the case camera's")
+    parser.add_argument("--timeout-minutes", type=float, default=None,
+                        help="--kind external: minutes for all the job's commands together (the "
+                             "model's runtime); the command running when they are up is killed")
+    parser.add_argument("--log-dir", default=None,
+                        help="--kind external: copy each command's log to "
+                             "DIR/<case>/<trajectory>.log, outside --out, which Snakemake "
+                             "deletes when the job fails")
     parser.add_argument("--out", required=True, help="output directory")
     args = parser.parse_args(argv)
     try:
@@ -152,11 +173,13 @@ def main(argv=None) -> None:
         elif args.command is None:
             raise ValueError("--kind external needs --command")
         else:
-            external.check_template(args.command)
+            check_template(args.command, PLACEHOLDERS)
+        TimeLimit(args.timeout_minutes)
     except ValueError as e:
         parser.error(str(e))
     write_rollouts(args.cases, args.model, args.kind, params, trajectory_params, args.out,
-                   args.width, args.height, args.reference, args.command)
+                   args.width, args.height, args.reference, args.command, args.timeout_minutes,
+                   args.log_dir)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
+from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video, video_shape
 from worldmemory.models.features import cosine, global_feature, patch_features_of, pool_under_mask
 from worldmemory.models.patch_descriptor import ColourGradientPatches
@@ -84,8 +85,10 @@ def make_backend(name: str, dinov2: str | None = None, device: str = "cpu",
     if name == "dinov2":
         if dinov2 is None:
             raise ValueError("features 'dinov2' need a checkpoint (--dinov2 DIR_OR_HF_ID)")
-        from worldmemory.models.dinov2 import Dinov2Features  # torch only when asked for
+        from worldmemory.models.device import torch_device  # torch only when asked for
+        from worldmemory.models.dinov2 import Dinov2Features
 
+        torch_device(device)  # a missing GPU fails here, before loading the model
         return Dinov2Features.from_pretrained(dinov2, device, max_side)
     raise ValueError(f"unknown feature backend {name!r}; valid: {', '.join(FEATURE_BACKENDS)}")
 
@@ -356,9 +359,12 @@ def main(argv=None) -> None:
     ap.add_argument("--max-side", type=int, help="DINOv2: shrink frames to this longer side")
     ap.add_argument("--min-pixels", type=int, default=MIN_PIXELS)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--out-info", help="the job's sidecar (JSON): model, features, device, packages")
     args = ap.parse_args(argv)
     backend = make_backend(args.features, args.dinov2, args.device, args.max_side)
     write_scores(score_model(args.cases, args.rollouts, backend, args.min_pixels), args.out)
+    if args.out_info:
+        write_job_info(args.out_info, model=Path(args.rollouts).name, features=backend.name, device=args.device)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,210 @@
+"""Running an external model's command: one rollout, a time limit, a log that survives.
+
+The command runs under ``bash -c`` in its own session (process group) with stdin from /dev/null,
+so that a model's whole process tree (launchers, workers, ffmpeg) can be stopped at once: when
+the job's time runs out, on Ctrl-C, or when the job itself is sent SIGTERM. Its output goes to a
+log in the rollout's directory, which Snakemake deletes with the failed job's output; the log is
+therefore also copied to a directory outside it, and errors point at that copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from worldmemory.common.video import video_shape
+from worldmemory.external.template import check_template, render
+
+VIDEO_NAME = "video.mp4"
+OUTPUT_TAIL = 2000  # characters of the command's output quoted in an error
+KILL_GRACE_S = 10.0  # between SIGTERM and SIGKILL of a command's process group
+
+
+class TimeLimit:
+    """The time budget of one rollout job, shared by all its commands.
+
+    A model's ``runtime`` is minutes per rollout *job* (SLURM's --time), and a job runs one
+    command per rollout, so the limit is a deadline for the whole job and each command may use
+    whatever is left. A per-command limit equal to runtime would, from the second rollout on,
+    fire only after SLURM had killed the job (and Snakemake deleted its log); a fraction of it
+    would guess how the time splits between rollouts. Under SLURM the cluster's limit, counted
+    from the job's start, may still come a few seconds first: its SIGTERM stops the command the
+    same way, and the log is copied all the same. Reference models run in-process, unlimited.
+    """
+
+    def __init__(self, minutes: float | None):
+        if minutes is not None and not minutes > 0:
+            raise ValueError(f"--timeout-minutes must be a positive number of minutes, got "
+                             f"{minutes}")
+        self.minutes = minutes
+        self.end = None if minutes is None else time.monotonic() + 60 * minutes
+
+    def left(self) -> float | None:
+        """Seconds left (None: no limit)."""
+        return None if self.end is None else max(0.0, self.end - time.monotonic())
+
+
+def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[str, ...],
+              time_limit: TimeLimit | None = None, log_copy: Path | None = None) -> Path:
+    """Run the command for one request; its output goes to ``log_path``. Returns the video path.
+
+    ``request`` holds a value for every placeholder, "video" and "label" (the rollout's name in
+    messages). The log is copied to ``log_copy`` (if given) however the command ends. Raises
+    RuntimeError naming the rollout, what happened, the log and the end of its output when the
+    command fails, writes no video or outlives ``time_limit``.
+    """
+    check_template(template, placeholders)
+    command = render(template, {key: request[key] for key in placeholders})
+    video, where = Path(request["video"]), request["label"]
+    video.unlink(missing_ok=True)
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        log.write(f"$ {command}\n")
+        log.flush()
+        try:
+            status = _run(command, log, time_limit.left() if time_limit else None)
+        except (_Stopped, KeyboardInterrupt) as e:
+            status = e
+        ended = ("killed: the time limit ran out" if status is None else
+                 f"killed: the job got {status}" if isinstance(status, _Stopped) else
+                 "killed: interrupted" if isinstance(status, KeyboardInterrupt) else
+                 f"exit status {status}")
+        log.write(f"\n[{ended} after {time.monotonic() - start:.1f} s]\n")
+    shown = _keep(log_path, log_copy)
+    tail = shown.read_text()[-OUTPUT_TAIL:]
+    if isinstance(status, KeyboardInterrupt):
+        raise status
+    if isinstance(status, _Stopped):
+        raise SystemExit(f"external model on {where}: the job was stopped ({status}: cancelled, "
+                         f"or the cluster's time limit, the model's runtime, ran out) and the "
+                         f"command's process group was killed; its output is in {shown}")
+    if status is None:
+        raise RuntimeError(
+            f"external model on {where}: `{command}` was still running when the job's time limit "
+            f"of {time_limit.minutes:g} min ran out (it ran {time.monotonic() - start:.1f} s) and "
+            f"its process group was killed; raise the model's runtime in the config (minutes per "
+            f"rollout job, --timeout-minutes) or shorten its rollouts. Its output ({shown}) ends "
+            f"with:\n{tail}")
+    if status != 0:
+        what = (f"exited with status {status}" if status > 0 else
+                f"was killed by signal {-status}" + (" (out of memory? raise the model's mem_mb)"
+                                                     if -status == signal.SIGKILL else ""))
+        raise RuntimeError(f"external model on {where}: `{command}` {what}; "
+                           f"fix the command or the model's environment. Its output ({shown}) "
+                           f"ends with:\n{tail}")
+    if not video.is_file():
+        raise RuntimeError(f"external model on {where}: `{command}` exited 0 but wrote no video at "
+                           f"{video}; the command must write it at {{video}} (request.json's "
+                           f"'video'). Its output ({shown}) ends with:\n{tail}")
+    return video
+
+
+def check_video(video: Path, n_frames: int, where: str) -> tuple[int, int]:
+    """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``."""
+    try:
+        length, height, width = video_shape(video)
+    except RuntimeError as e:
+        raise ValueError(f"{where}: {e}") from e
+    if length != n_frames:
+        raise ValueError(f"{where}: the model wrote {length} frames, the trajectory has "
+                         f"{n_frames}; give the model its native length with "
+                         f"trajectory_params: {{n_frames: {length}}} in its config entry")
+    return height, width
+
+
+def _keep(log_path: Path, log_copy: Path | None) -> Path:
+    """Copy the log where it outlives the job's output; the path to show in messages."""
+    if log_copy is None:
+        return log_path
+    log_copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(log_path, log_copy)
+    return log_copy
+
+
+class _Stopped(BaseException):
+    """The job was sent SIGTERM while a command ran."""
+
+
+def _run(command: str, log, timeout: float | None) -> int | None:
+    """The command's exit status, or None if it outlived ``timeout`` seconds (then its process
+    group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too."""
+    with _sigterm_raises():
+        proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return None
+        except BaseException:
+            _kill_group(proc)
+            raise
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """While a command runs, SIGTERM (Snakemake or SLURM stopping the job) raises _Stopped, so
+    that the command's own session, which the signal does not reach, is killed too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the kill finish
+        raise _Stopped(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the command's process group, SIGKILL whatever is left after KILL_GRACE_S."""
+    for sig, grace in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        if _group_ends(proc, grace):
+            break
+    proc.wait()
+
+
+def _group_ends(proc: subprocess.Popen, seconds: float) -> bool:
+    """Wait up to ``seconds`` for the command's process group to end; whether it did."""
+    end = time.monotonic() + seconds
+    while True:
+        proc.poll()  # reap the group leader, bash
+        if not group_alive(proc.pid):
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs. Zombies do not count: an orphan's zombie
+    waits for PID 1, which in a container may never reap it."""
+    proc_dir = Path("/proc")
+    if not (proc_dir / "self" / "stat").is_file():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for stat in proc_dir.glob("[0-9]*/stat"):
+        try:
+            state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError):
+            continue
+        if int(pgrp) == pgid and state not in "ZX":
+            return True
+    return False

@@ -1,0 +1,199 @@
+"""Config checks the JSON schema cannot express, run by the Snakefile right after validation.
+
+The schema checks shapes; these check what only the code or the file system knows: local model
+directories exist, and the free-form blocks that reach the code as keyword arguments
+(``trajectory_params``, ``persistbench.camera``, reference-model ``params``) name parameters the
+code accepts. The valid names are read from the code itself (signatures, dataclass fields,
+DEFAULT_PARAMS), so they cannot drift from it. Without these checks a typo or a missing directory
+surfaces minutes later, inside a job, as a TypeError or a failed Hugging Face download.
+
+This runs on every Snakemake start, also on login nodes: it reads the file system and imports the
+studies' light modules (numpy, scipy), never torch, and never asks for a GPU (jobs check the
+device themselves, worldmemory.models.device).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+import os
+import re
+
+# A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
+# '.', '-' (so './x', '../x', '~/x' and '/x' are never ids).
+HF_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def check_config(config: dict) -> None:
+    """Raise ValueError listing every problem, each naming the config key (dotted path), the
+    offending value, what was expected and the fix.
+
+    Local paths (a path is read as the jobs read it: relative to the working directory, `~` not
+    expanded):
+
+    * a permanence model with ``source: local`` needs ``path`` to be a saved model directory
+      (with config.json); one with ``source: hf`` needs ``id`` of the form owner/name;
+    * the top-level ``dinov2`` is decided by its form: an existing directory is a local model
+      (it must hold config.json); otherwise a string of the form owner/name (exactly one slash,
+      Hugging Face's characters, not starting with '/', '.' or '~') is a Hugging Face id; anything
+      else (absolute, ./, ../, ~, more than one slash, no slash) is a path that does not exist.
+
+    Free-form blocks: ``worldmembench.trajectory_params`` and each WorldMemBench model's
+    ``trajectory_params`` may only name keyword arguments of the builder of every trajectory the
+    study rolls out (with a user case directory, whose trajectories are not in the config: of
+    some trajectory), less the camera keys the rollout sets from the case; ``persistbench.camera``
+    only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
+    only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
+    worldmemory.external.check_template (no placeholder inside quotes).
+    """
+    problems = list(_permanence_paths(config.get("permanence", {})))
+    if "dinov2" in config:
+        problems += _dinov2(config["dinov2"])
+    if "worldmembench" in config:
+        problems += _worldmembench(config["worldmembench"])
+    if "persistbench" in config:
+        problems += _persistbench(config["persistbench"])
+    if problems:
+        raise ValueError(f"config: {len(problems)} problem(s)\n" + "\n".join(f"- {p}" for p in problems))
+
+
+# -- local paths ---------------------------------------------------------------------------------
+def _model_dir(key: str, path: str, fix: str):
+    """A problem if ``path`` is not a saved model directory (config.json), as the loaders need."""
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, "config.json")):
+            return
+        yield f"{key} = {path!r}: the directory has no config.json, so it is no saved model. Fix: {fix}"
+        return
+    where = "" if os.path.isabs(path) else f" (relative to the working directory {os.getcwd()})"
+    if path.startswith("~"):
+        where += f"; `~` is not expanded, write {os.path.expanduser(path)!r}"
+    yield f"{key} = {path!r}: no such directory{where}. Fix: {fix}"
+
+
+def _permanence_paths(study: dict):
+    for name, spec in study.get("models", {}).items():
+        key = f"permanence.models.{name}"
+        if spec.get("source") == "local":
+            yield from _model_dir(
+                f"{key}.path", spec["path"],
+                "point it at a saved VJEPA2Model directory (config.json and *.safetensors), or use "
+                "`source: hf` with `id: owner/name` to fetch released weights once")
+        elif spec.get("source") == "hf" and not HF_ID.fullmatch(spec["id"]):
+            yield (f"{key}.id = {spec['id']!r}: not a Hugging Face id; expected owner/name (e.g. "
+                   "facebook/vjepa2-vitl-fpc64-256). Fix: correct the id, or for a directory on "
+                   "this machine use `source: local` with `path:`")
+
+
+def _dinov2(value: str):
+    if os.path.isdir(value) or not HF_ID.fullmatch(value):
+        yield from _model_dir(
+            "dinov2", value,
+            "a Hugging Face id of the form owner/name (e.g. facebook/dinov2-with-registers-base), "
+            "fetched once by rule prefetch_dinov2, or an existing local model directory")
+
+
+# -- free-form blocks ----------------------------------------------------------------------------
+def _unknown(key: str, block: dict, name: str, valid, expected: str) -> str:
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (f"{key}.{name} = {block[name]!r}: unknown key {name!r}; expected one of {expected}: "
+            f"{', '.join(sorted(valid)) or 'none'}. Fix: {hint}rename or remove it")
+
+
+def trajectory_keywords() -> dict[str, set[str]]:
+    """Trajectory name -> the keyword arguments trajectories.build(name, **params) passes on to its
+    builder, read from the builders' signatures: ``translation(...)``, or ``rotation(pattern,
+    ...)`` with the name as ``pattern``. The camera keys are left out: the cases and the rollout
+    set them from the case camera (rollout.CAMERA_KEYS)."""
+    from worldmemory.worldmembench import trajectories as tj
+    from worldmemory.worldmembench.rollout import CAMERA_KEYS
+
+    def keywords(builder, given: int) -> set[str]:
+        return set(list(inspect.signature(builder).parameters)[given:]) - set(CAMERA_KEYS)
+
+    return {name: keywords(tj.translation, 0) if name == "translation" else keywords(tj.rotation, 1)
+            for name in tj.TRAJECTORIES}
+
+
+def _worldmembench(study: dict):
+    from worldmemory.worldmembench.external import PLACEHOLDERS
+    from worldmemory.worldmembench.reference_models import DEFAULT_PARAMS
+    from worldmemory.worldmembench.rollout import CAMERA_KEYS
+
+    keywords = trajectory_keywords()
+    cases = study.get("cases", {})
+    if cases.get("source", "embedded") == "embedded":
+        listed = cases.get("trajectories", {}).values()
+        names = sorted({n for family in listed for n in family}) or sorted(keywords)
+        valid = set.intersection(*(keywords[n] for n in names))
+        expected = (f"the trajectory parameters every trajectory of worldmembench.cases takes "
+                    f"({', '.join(names)})")
+    else:  # a user case directory names its trajectories in its case.json files
+        names = sorted(keywords)
+        valid = set.union(*keywords.values())
+        expected = "the trajectory parameters of worldmemory.worldmembench.trajectories.build"
+    blocks = {"worldmembench.trajectory_params": study.get("trajectory_params", {})}
+    for name, spec in study.get("models", {}).items():
+        blocks[f"worldmembench.models.{name}.trajectory_params"] = spec.get("trajectory_params", {})
+    for key, block in blocks.items():
+        for param in sorted(set(block) - valid):
+            takers = [n for n in names if param in keywords[n]]  # embedded: some, not all, take it
+            if param in CAMERA_KEYS:
+                yield (f"{key}.{param} = {block[param]!r}: set from the case camera, not here. Fix: "
+                       "remove it (the frame size is worldmembench.cases.width / height)")
+            elif takers:
+                yield (f"{key}.{param} = {block[param]!r}: a parameter of {', '.join(takers)} only, "
+                       f"but every trajectory of worldmembench.cases ({', '.join(names)}) is built with "
+                       f"these parameters; valid for all: {', '.join(sorted(valid))}. Fix: remove it, "
+                       f"or roll out only {', '.join(takers)}")
+            else:
+                yield _unknown(key, block, param, valid, expected)
+    yield from _reference_params("worldmembench", study, DEFAULT_PARAMS)
+    yield from _templates("worldmembench", study, PLACEHOLDERS)
+
+
+def _persistbench(study: dict):
+    from worldmemory.persistbench.camera_paths import PathParams
+    from worldmemory.persistbench.reference_models import DEFAULT_PARAMS
+    from worldmemory.persistbench.rollout import PLACEHOLDERS
+
+    camera = study.get("camera", {})
+    fields = [f.name for f in dataclasses.fields(PathParams)]
+    unknown = sorted(set(camera) - set(fields))
+    for name in unknown:
+        yield _unknown("persistbench.camera", camera, name, fields, "the fields of camera_paths.PathParams")
+    if not unknown:
+        try:
+            PathParams(**camera)
+        except (TypeError, ValueError) as e:
+            yield (f"persistbench.camera = {camera!r}: {e}. Fix: correct the value "
+                   "(camera_paths.PathParams documents each field)")
+    yield from _reference_params("persistbench", study, DEFAULT_PARAMS)
+    yield from _templates("persistbench", study, PLACEHOLDERS)
+
+
+def _reference_params(study_name: str, study: dict, defaults: dict[str, dict]):
+    """Reference models' ``params`` against the study's DEFAULT_PARAMS (what resolve_params takes)."""
+    for name, spec in study.get("models", {}).items():
+        if spec.get("kind") != "reference" or spec.get("reference") not in defaults:
+            continue  # the schema's enum already names the valid reference models
+        reference = spec["reference"]
+        for param in sorted(set(spec.get("params", {})) - set(defaults[reference])):
+            yield _unknown(f"{study_name}.models.{name}.params", spec["params"], param, defaults[reference],
+                           f"the parameters of reference model {reference!r} "
+                           f"({study_name}.reference_models.DEFAULT_PARAMS)")
+
+
+def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
+    """External models' command templates (worldmemory.external.check_template): known
+    placeholders, one of the output ones, none inside quotes; refused before any job runs."""
+    from worldmemory.external import check_template
+
+    for name, spec in study.get("models", {}).items():
+        if spec.get("kind") == "external":
+            try:
+                check_template(spec["command"], placeholders)
+            except ValueError as e:
+                yield f"{study_name}.models.{name}.command: {e}"

@@ -1,0 +1,158 @@
+"""Running a command (worldmemory.external.command) for real through bash: hostile values arrive
+intact and inert, a command past the job's time limit dies with its whole process group, and
+its log outlives the rollout directory."""
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from worldmemory.external import TimeLimit, command, run_model
+
+REPO = Path(__file__).resolve().parents[2]
+PLACEHOLDERS = ("prompt", "video")
+
+
+def request(tmp_path, prompt="a cat", label="case_000/LRLR"):
+    return {"prompt": prompt, "video": str(tmp_path / "video.mp4"), "label": label}
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, which nothing here may reap, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def read_pids(path: Path, n: int, timeout: float = 10) -> list[int]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if path.is_file() and len(path.read_text().split()) >= n:
+            return [int(p) for p in path.read_text().split()]
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never listed {n} pids")
+
+
+@pytest.mark.parametrize("value", [
+    "$(touch {marker})", "`touch {marker}`", '"; touch {marker}; "', "'; touch {marker}; '",
+    "a b\n touch {marker}\n", "\\'$(touch {marker})\" #", "--flag {{x}} * ~ & | > {marker}",
+])
+def test_a_hostile_prompt_arrives_as_one_exact_word_and_runs_nothing(tmp_path, value):
+    marker = tmp_path / "MARKER"
+    value = value.replace("{marker}", str(marker))
+    python = shlex.quote(sys.executable)
+    template = (python + " -c 'import sys; open(sys.argv[2], \"w\").write(repr(sys.argv[1:]))' "
+                "--prompt={prompt} {video}")
+    video = run_model(template, request(tmp_path, value), tmp_path / "command.log", PLACEHOLDERS)
+    assert video.read_text() == repr([f"--prompt={value}", str(video)])
+    assert not marker.exists()
+
+
+def test_a_value_is_quoted_even_when_shlex_would_leave_it_bare(tmp_path):
+    """shlex.quote leaves ``a,b`` bare, and inside the template's own braces bash would
+    brace-expand it into two words."""
+    python = shlex.quote(sys.executable)
+    template = (python + " -c 'import sys; open(sys.argv[2], \"w\").write(repr(sys.argv[1:]))' "
+                "x{{{prompt}}} {video}")
+    video = run_model(template, request(tmp_path, "a,b"), tmp_path / "command.log", PLACEHOLDERS)
+    assert video.read_text() == repr(["x{a,b}", str(video)])
+
+
+def test_a_placeholder_inside_quotes_is_refused_before_anything_runs(tmp_path):
+    marker = tmp_path / "MARKER"
+    with pytest.raises(ValueError, match=r"placeholder \{prompt\} is inside double quotes"):
+        run_model('echo "{prompt}" > {video}', request(tmp_path, f"$(touch {marker})"),
+                  tmp_path / "command.log", PLACEHOLDERS)
+    assert not marker.exists() and not (tmp_path / "command.log").exists()
+
+
+def test_a_command_past_the_time_limit_dies_with_its_children(tmp_path):
+    pids = tmp_path / "pids"
+    template = (f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; sleep 31 & echo $! >> {pids}; "
+                f"wait; true {{video}}")
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as e:
+        run_model(template, request(tmp_path), tmp_path / "command.log", PLACEHOLDERS,
+                  TimeLimit(0.02), tmp_path / "logs" / "LRLR.log")
+    assert time.monotonic() - start < 6  # 1.2 s and the kill, not 30 s
+    message = str(e.value)
+    assert message.startswith("external model on case_000/LRLR: `echo $$")
+    assert "time limit of 0.02 min ran out" in message and "raise the model's runtime" in message
+    assert str(tmp_path / "logs" / "LRLR.log") in message
+    assert "[killed: the time limit ran out after" in (tmp_path / "logs" / "LRLR.log").read_text()
+    assert [p for p in read_pids(pids, 3) if alive(p)] == []
+
+
+def test_a_command_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr(command, "KILL_GRACE_S", 1.0)
+    pids = tmp_path / "pids"
+    template = f"trap '' TERM; echo $$ > {pids}; sleep 30 & echo $! >> {pids}; wait; true {{video}}"
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="time limit of 0.02 min ran out"):
+        run_model(template, request(tmp_path), tmp_path / "command.log", PLACEHOLDERS,
+                  TimeLimit(0.02))
+    assert 2.1 < time.monotonic() - start < 7  # 1.2 s, the 1 s grace, then SIGKILL
+    assert [p for p in read_pids(pids, 2) if alive(p)] == []
+
+
+def test_the_time_limit_is_the_jobs_not_each_commands(tmp_path):
+    """Two commands share 3 s: the second gets the 1 s the first left, not 3 s of its own."""
+    limit = TimeLimit(0.05)
+    start = time.monotonic()
+    run_model("sleep 2; touch {video}", request(tmp_path), tmp_path / "1.log", PLACEHOLDERS, limit)
+    with pytest.raises(RuntimeError, match="time limit of 0.05 min ran out"):
+        run_model("sleep 30; true {video}", request(tmp_path), tmp_path / "2.log", PLACEHOLDERS,
+                  limit)
+    assert time.monotonic() - start < 4.3
+
+
+@pytest.mark.parametrize("minutes", [0, -1.0])
+def test_a_time_limit_must_be_positive(minutes):
+    with pytest.raises(ValueError, match="--timeout-minutes must be a positive number"):
+        TimeLimit(minutes)
+
+
+@pytest.mark.parametrize("template, message", [
+    ("echo loading weights; exit 3; true {video}", "exited with status 3; fix the command"),
+    ("echo loading weights; true {video}", "exited 0 but wrote no video at .*video.mp4"),
+])
+def test_the_log_is_copied_out_and_named_when_the_command_fails(tmp_path, template, message):
+    log, copy = tmp_path / "command.log", tmp_path / "logs" / "case_000" / "LRLR.log"
+    with pytest.raises(RuntimeError, match=message) as e:
+        run_model(template, request(tmp_path), log, PLACEHOLDERS, None, copy)
+    assert f"Its output ({copy}) ends with:\n$ echo loading weights" in str(e.value)
+    log.unlink()  # Snakemake deletes the failed job's output
+    assert "loading weights\n" in copy.read_text()
+
+
+def test_the_log_is_copied_out_when_the_command_succeeds_too(tmp_path):
+    copy = tmp_path / "logs" / "LRLR.log"
+    run_model("echo drawing; touch {video}", request(tmp_path), tmp_path / "command.log",
+              PLACEHOLDERS, None, copy)
+    assert copy.read_text().startswith("$ echo drawing; touch ") and "drawing\n" in copy.read_text()
+    assert "[exit status 0 after" in copy.read_text()
+
+
+@pytest.mark.parametrize("sig, said", [(signal.SIGTERM, "the job was stopped (SIGTERM: cancelled"),
+                                       (signal.SIGINT, "KeyboardInterrupt")])
+def test_stopping_the_job_stops_the_commands_group(tmp_path, sig, said):
+    """SIGTERM (Snakemake, SLURM) or Ctrl-C reach the job but not the command's own session:
+    the job kills that session's process group before it exits."""
+    pids = tmp_path / "pids"
+    template = f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; wait; true {{video}}"
+    script = (f"from pathlib import Path; from worldmemory.external import run_model; "
+              f"run_model({template!r}, {request(tmp_path)!r}, Path({str(tmp_path / 'c.log')!r}), "
+              f"('prompt', 'video'), None, Path({str(tmp_path / 'copy.log')!r}))")
+    job = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
+    running = read_pids(pids, 2)
+    job.send_signal(sig)
+    _, stderr = job.communicate(timeout=20)
+    assert job.returncode != 0 and said in stderr
+    assert [p for p in running if alive(p)] == []
+    assert "[killed: " in (tmp_path / "copy.log").read_text()

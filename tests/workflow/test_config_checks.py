@@ -1,0 +1,215 @@
+"""check_config: the checks after schema validation, on the real configs and on broken copies.
+
+Each config is validated against the schema with defaults filled first, as the Snakefile does.
+"""
+
+import copy
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+from worldmemory.persistbench.camera_paths import PathParams
+from worldmemory.workflow.config_checks import check_config, trajectory_keywords
+from worldmemory.worldmembench import trajectories as tj
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "config" / "schemas" / "config.schema.yaml"
+CONFIGS = [REPO / "config" / "config.yaml", REPO / "config" / "paper.yaml",
+           *sorted((REPO / "tests" / "config").glob("*.yaml"))]
+
+
+def load(path=REPO / "config" / "config.yaml") -> dict:
+    config = yaml.safe_load(Path(path).read_text())
+    validate(config, str(SCHEMA), set_default=True)
+    return config
+
+
+def problems(config) -> str:
+    with pytest.raises(ValueError) as info:
+        check_config(config)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_shipped_configs_pass(path):
+    check_config(load(path))  # paper.yaml has Hugging Face ids, the default an HF dinov2
+
+
+def test_check_is_fast_and_never_imports_torch():
+    code = ("import json, sys, time, yaml; from snakemake.utils import validate; "
+            "from worldmemory.workflow.config_checks import check_config; "
+            f"c = yaml.safe_load(open({str(REPO / 'config' / 'config.yaml')!r})); "
+            f"validate(c, {str(SCHEMA)!r}, set_default=True); "
+            "t = time.time(); check_config(c); "
+            "print(json.dumps([time.time() - t, 'torch' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO / "scripts"), "PATH": ""})
+    seconds, torch_loaded = json.loads(out.stdout.splitlines()[-1])
+    assert not torch_loaded
+    assert seconds < 5
+
+
+# -- 7. local paths ------------------------------------------------------------------------------
+def test_local_model_path_must_be_a_saved_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load()
+    config["permanence"]["models"]["my-vjepa2"] = {"source": "local", "path": "models/my-vjepa2"}
+    message = problems(config)
+    assert "permanence.models.my-vjepa2.path = 'models/my-vjepa2': no such directory" in message
+    assert str(tmp_path) in message and "Fix:" in message and "source: hf" in message
+    (tmp_path / "models" / "my-vjepa2").mkdir(parents=True)
+    assert "has no config.json" in problems(config)
+    (tmp_path / "models" / "my-vjepa2" / "config.json").write_text("{}")
+    check_config(config)
+
+
+def test_hf_model_id_must_look_like_one():
+    config = load(REPO / "config" / "paper.yaml")
+    config["permanence"]["models"]["vjepa2-vitl-fpc64-256"]["id"] = "./vjepa2-vitl"
+    message = problems(config)
+    assert "permanence.models.vjepa2-vitl-fpc64-256.id = './vjepa2-vitl': not a Hugging Face id" in message
+    assert "source: local" in message
+
+
+@pytest.mark.parametrize("value", ["/nonexistent/dinov2", "./dinov2", "../dinov2", "~/dinov2",
+                                   "facebook/dinov2/base", "dinov2-base", ".hidden/dinov2"])
+def test_dinov2_path_forms_that_do_not_exist_fail(value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = {**load(), "dinov2": value}
+    message = problems(config)
+    assert f"dinov2 = {value!r}: no such directory" in message
+    assert "Fix: a Hugging Face id of the form owner/name" in message
+    if value.startswith("~"):
+        assert "`~` is not expanded" in message
+
+
+@pytest.mark.parametrize("value", ["facebook/dinov2-with-registers-base", "facebook/dinov2-small",
+                                   "my_org/dinov2.v2"])
+def test_dinov2_hf_ids_pass(value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    check_config({**load(), "dinov2": value})
+
+
+def test_dinov2_existing_directory_is_local(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "facebook" / "dinov2-small").mkdir(parents=True)  # owner/name form, but a directory
+    message = problems({**load(), "dinov2": "facebook/dinov2-small"})
+    assert "dinov2 = 'facebook/dinov2-small': the directory has no config.json" in message
+    (tmp_path / "facebook" / "dinov2-small" / "config.json").write_text("{}")
+    local = ["facebook/dinov2-small", "./facebook/dinov2-small", str(tmp_path / "facebook" / "dinov2-small")]
+    for value in local:
+        check_config({**load(), "dinov2": value})
+
+
+# -- 10. free-form blocks ------------------------------------------------------------------------
+def test_trajectory_keywords_are_what_build_accepts():
+    """The derived names are exactly the keyword arguments trajectories.build passes through."""
+    keywords = trajectory_keywords()
+    assert set(keywords) == set(tj.TRAJECTORIES)
+    assert keywords["translation"] >= {"n_frames", "hold_frames", "final_hold_frames", "side"}
+    assert "amplitude_deg" in keywords["LRUD"] and "side" not in keywords["LRUD"]
+    for name, names in keywords.items():
+        builder = tj.translation if name == "translation" else tj.rotation
+        defaults = {k: p.default for k, p in inspect.signature(builder).parameters.items()}
+        tj.build(name, **{k: defaults[k] for k in names})
+        with pytest.raises(TypeError):
+            tj.build(name, n_frame=241)
+
+
+def test_trajectory_params_typo_names_key_and_valid_keys():
+    config = load()
+    config["worldmembench"]["trajectory_params"]["n_frame"] = 241
+    message = problems(config)
+    valid = set.intersection(*trajectory_keywords().values())
+    assert "worldmembench.trajectory_params.n_frame = 241: unknown key 'n_frame'" in message
+    assert ", ".join(sorted(valid)) in message
+    assert "did you mean 'n_frames'?" in message
+
+
+def test_model_trajectory_params_are_checked_too():
+    config = load()
+    config["worldmembench"]["models"]["amnesic"]["trajectory_params"] = {"hold_frame": 8}
+    message = problems(config)
+    assert "worldmembench.models.amnesic.trajectory_params.hold_frame = 8: unknown key" in message
+    assert "did you mean 'hold_frames'?" in message
+
+
+def test_trajectory_param_of_some_trajectories_only():
+    config = load()
+    config["worldmembench"]["trajectory_params"]["side"] = 0.5
+    message = problems(config)
+    assert "worldmembench.trajectory_params.side = 0.5: a parameter of translation only" in message
+    assert "Fix: remove it, or roll out only translation" in message
+    config["worldmembench"]["cases"]["trajectories"] = {"object": ["translation"]}
+    check_config(config)  # every configured trajectory takes it
+    config["worldmembench"]["cases"]["trajectories"] = {"object": ["LRLR"]}
+    assert "side = 0.5: unknown key 'side'" in problems(config)  # no configured trajectory takes it
+
+
+def test_user_cases_accept_any_builders_keyword(tmp_path):
+    config = load()
+    config["worldmembench"]["cases"]["source"] = str(tmp_path)
+    config["worldmembench"]["trajectory_params"].update(side=0.5, amplitude_deg=60)
+    check_config(config)
+    config["worldmembench"]["trajectory_params"]["sides"] = 1
+    assert "worldmembench.trajectory_params.sides = 1: unknown key" in problems(config)
+
+
+def test_camera_keys_come_from_the_case():
+    config = load()
+    config["worldmembench"]["trajectory_params"]["fov_deg"] = 60
+    assert "worldmembench.trajectory_params.fov_deg = 60: set from the case camera" in problems(config)
+
+
+def test_persistbench_camera_keys_are_pathparams_fields():
+    config = load()
+    config["persistbench"]["camera"]["fov"] = 90
+    message = problems(config)
+    fields = sorted(f for f in inspect.signature(PathParams).parameters)
+    assert "persistbench.camera.fov = 90: unknown key 'fov'" in message
+    assert ", ".join(fields) in message and "did you mean 'fov_deg'?" in message
+
+
+def test_persistbench_camera_values_are_checked_by_pathparams():
+    config = load()
+    config["persistbench"]["camera"]["fov_deg"] = 200
+    assert "persistbench.camera = " in problems(config) and "fov_deg must be in (0, 180)" in problems(config)
+
+
+@pytest.mark.parametrize("study, model, typo, valid", [
+    ("worldmembench", "drifting", "rte", "min_pixels, rate"),
+    ("persistbench", "forgetting", "fade", "fade_frames"),
+    ("persistbench", "omniscient", "fade_frames", "none"),
+])
+def test_reference_params_must_be_known(study, model, typo, valid):
+    config = load()
+    config[study]["models"][model].setdefault("params", {})[typo] = 1
+    message = problems(config)
+    assert f"{study}.models.{model}.params.{typo} = 1: unknown key {typo!r}" in message
+    assert f"reference_models.DEFAULT_PARAMS): {valid}." in message
+
+
+def test_every_problem_is_reported_at_once(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = copy.deepcopy(load())
+    config["dinov2"] = "./missing"
+    config["worldmembench"]["trajectory_params"]["n_frame"] = 1
+    config["persistbench"]["camera"]["fov"] = 1
+    message = problems(config)
+    assert message.startswith("config: 3 problem(s)")
+    assert message.count("\n- ") == 3
+
+
+@pytest.mark.parametrize("study, command", [
+    ("worldmembench", 'gen --request {request} --prompt "{prompt}"'),
+    ("persistbench", "render '{request}'"),
+])
+def test_a_template_with_a_placeholder_inside_quotes_is_refused_at_validation(study, command):
+    config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
+    config[study]["models"]["mine"] = {"kind": "external", "command": command}
+    assert f"{study}.models.mine.command: " in problems(config)

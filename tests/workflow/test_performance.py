@@ -1,0 +1,35 @@
+"""Known answers for the per-job performance table (worldmemory.workflow.performance)."""
+
+import pytest
+from worldmemory.workflow.performance import MARKERS, main, markdown, read_benchmarks, replace_section
+
+HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def write(path, *records):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER + "".join(f"{s}\t0:00:01\t{rss}\t1\t1\t1\t0\t0\t50\t{cpu}\n" for s, rss, cpu in records))
+
+
+def test_rows_totals_and_the_readme_section(tmp_path):
+    root = tmp_path / "benchmarks"
+    write(root / "study" / "b.tsv", (2.0, 100.0, 1.5))
+    write(root / "study" / "a.tsv", (9.0, 50.0, 9.0), (3.0, 40.0, 2.5))  # repeats: the last one counts
+    rows = read_benchmarks(root)
+    assert rows == [{"job": "study/a", "wall_s": 3.0, "cpu_s": 2.5, "max_rss_mb": 40.0},
+                    {"job": "study/b", "wall_s": 2.0, "cpu_s": 1.5, "max_rss_mb": 100.0}]
+    table = markdown(rows)
+    assert "| `study/a` | 3.0 | 2.5 | 40 |" in table
+    assert table.splitlines()[-1] == "| all 2 jobs (one after another) | 5.0 | 4.0 | 100 (largest) |"
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# T\n\nbefore\n{MARKERS[0]}\nold table\n{MARKERS[1]}\nafter\n")
+    main(["--benchmarks", str(root), "--readme", str(readme)])
+    assert readme.read_text() == f"# T\n\nbefore\n{MARKERS[0]}\n{table}{MARKERS[1]}\nafter\n"
+
+
+def test_missing_markers_or_benchmarks_are_named():
+    with pytest.raises(ValueError, match="performance:begin"):
+        replace_section("no markers here", "| t |\n")
+    with pytest.raises(ValueError, match="run the workflow first"):
+        markdown([])
