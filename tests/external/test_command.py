@@ -145,7 +145,10 @@ def test_stopping_the_job_stops_the_commands_group(tmp_path, sig, said):
     the job kills that session's process group before it exits."""
     pids = tmp_path / "pids"
     template = f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; wait; true {{video}}"
-    script = (f"from pathlib import Path; from worldmemory.external import run_model; "
+    # Ctrl-C raises KeyboardInterrupt only where SIGINT was not ignored when Python started (a
+    # background job of a non-interactive shell, e.g. under nohup, inherits it ignored)
+    script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+              f"from pathlib import Path; from worldmemory.external import run_model; "
               f"run_model({template!r}, {request(tmp_path)!r}, Path({str(tmp_path / 'c.log')!r}), "
               f"('prompt', 'video'), None, Path({str(tmp_path / 'copy.log')!r}))")
     job = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
