@@ -161,7 +161,7 @@ rule permanence_table3:
             sort_keys=True,
         ),
     shell:
-        "(python -m worldmemory.report.tables --probe {input.probes:q} --out-wide {output.wide:q}"
+        "(python -m worldmemory.permanence.tables --probe {input.probes:q} --out-wide {output.wide:q}"
         " --out-long {output.long:q} {params.paper_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --seeds {params.seeds:q}"
         " --model-info {input.infos:q} --outputs {output.wide:q} {output.long:q} --out {output.provenance:q})"
@@ -195,7 +195,7 @@ rule permanence_figure2:
     params:
         config_sha=CONFIG_SHA,
     shell:
-        "(python -m worldmemory.report.figures --long {input.long:q} --png {output.png:q} --pdf {output.pdf:q}"
+        "(python -m worldmemory.permanence.figures --long {input.long:q} --png {output.png:q} --pdf {output.pdf:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from worldmemory.common.geometry import rot_x, rot_y
+from worldmemory.common.geometry import intrinsics, rot_x, rot_y
 from worldmemory.persistbench.equirect import (
     angular_box_in_view,
     direction_to_lonlat,
@@ -16,7 +16,6 @@ from worldmemory.persistbench.equirect import (
     view_rotations,
     wrap_deg,
 )
-from worldmemory.worldmembench.trajectories import intrinsics
 
 
 def _crop_rays(yaw, pitch, fov, width, height):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from worldmemory.persistbench import tracking as tk
-from worldmemory.persistbench import world360 as w3
-from worldmemory.worldmembench import world as wd
+from worldmemory.worlds import raycaster as wd
+from worldmemory.worlds import world360 as w3
 
 W, H = 256, 128
 GREY = wd.Texture("tiles", [[0.6, 0.6, 0.6], [0.3, 0.3, 0.3]], 0.5, 0.0)

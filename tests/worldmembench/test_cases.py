@@ -7,9 +7,10 @@ from collections import Counter
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from worldmemory.common.geometry import intrinsics
 from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worldmembench.world import World, generate_world, render
+from worldmemory.worlds.raycaster import World, generate_world, render
 
 W, H = 64, 48
 TRAJECTORIES = {"human": ["LRLR"], "object": ["translation", "LRLRLR"], "environment": ["LRUD"],
@@ -46,7 +47,7 @@ def test_one_case_per_family_loads_back(written):
     for case in loaded:
         assert case["trajectories"] == TRAJECTORIES[case["family"]]
         assert case["camera"]["width"] == W and case["camera"]["height"] == H
-        np.testing.assert_allclose(case["camera"]["intrinsics"], tj.intrinsics(W, H, 60.0))
+        np.testing.assert_allclose(case["camera"]["intrinsics"], intrinsics(W, H, 60.0))
         frame = iio.imread(case["conditioning_frame"])
         assert frame.shape == (H, W, 3) and frame.dtype == np.uint8
         world = World.from_dict(case["world"])

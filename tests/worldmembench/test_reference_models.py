@@ -10,7 +10,7 @@ from worldmemory.worldmembench import cases, rollout
 from worldmemory.worldmembench import reference_models as rm
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.camera import rpe_rot
-from worldmemory.worldmembench.world import World, generate_world, render
+from worldmemory.worlds.raycaster import World, generate_world, render
 
 W, H = 64, 48
 SHORT = {"n_frames": 97, "hold_frames": 8, "final_hold_frames": 5}

@@ -22,9 +22,9 @@ from worldmemory.common.video import write_video
 from worldmemory.models.patch_descriptor import ColourGradientPatches
 from worldmemory.worldmembench import score as sc
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worldmembench import world as wd
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
 from worldmemory.worldmembench.tables import read_scores
+from worldmemory.worlds import raycaster as wd
 
 REPO = Path(__file__).resolve().parents[2]
 W, H = 128, 96

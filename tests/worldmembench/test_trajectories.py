@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from worldmemory.common.geometry import intrinsics
 from worldmemory.worldmembench import trajectories as tj
 
 REVISITS = {"translation": 1, "LR": 1, "LRLR": 2, "LRLRLR": 3, "LRUD": 2, "LR-Hold": 1}
@@ -196,9 +197,9 @@ def test_to_json_round_trips(traj):
 
 
 def test_intrinsics():
-    k = tj.intrinsics(832, 480, 90.0)
+    k = intrinsics(832, 480, 90.0)
     assert np.allclose(k, [[416, 0, 416], [0, 416, 240], [0, 0, 1]])
-    k = tj.intrinsics(640, 480, 60.0)
+    k = intrinsics(640, 480, 60.0)
     assert k[0, 0] == pytest.approx(320 / np.tan(np.radians(30)))
     assert np.allclose(tj.build("LR", width=640, height=480, fov_deg=60.0).intrinsics, k)
 

@@ -117,3 +117,12 @@ def path_length(positions) -> float:
     """Summed length of the segments joining consecutive positions (N, 3)."""
     positions = np.asarray(positions, dtype=float)
     return float(np.linalg.norm(np.diff(positions, axis=0), axis=1).sum())
+
+
+def intrinsics(width: int, height: int, fov_deg: float) -> np.ndarray:
+    """Pinhole K with horizontal field of view fov_deg, square pixels, principal point at the
+    image centre (width/2, height/2) in continuous pixel coordinates."""
+    if not 0 < fov_deg < 180:
+        raise ValueError("fov_deg must be in (0, 180)")
+    f = 0.5 * width / np.tan(np.radians(fov_deg) / 2)
+    return np.array([[f, 0.0, width / 2], [0.0, f, height / 2], [0.0, 0.0, 1.0]])

@@ -58,7 +58,6 @@ evaluation scenes; callers seed them under TRAIN_NAMESPACE.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -66,6 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
+from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import write_video
 
 SIZE = 256
@@ -99,12 +99,6 @@ DEFAULT_WORLDS = {
 
 EVAL_NAMESPACE = "worldmemory.permanence.eval.v1"
 TRAIN_NAMESPACE = "worldmemory.permanence.train.v1"
-
-
-def stable_rng(key: str, namespace: str) -> np.random.Generator:
-    """Generator seeded by SHA-256 of namespace and key (Python's hash() is salted per process)."""
-    digest = hashlib.sha256(f"{namespace}/{key}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:16], "little"))
 
 
 def scene_id(radius: int, n_distractors: int, seed: int) -> str:

@@ -30,9 +30,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from worldmemory.common.seeds import stable_rng
 from worldmemory.models.device import torch_device
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
-from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip, stable_rng
+from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip
 
 # kind: (spatial blocks, area of each block, hidden from a random slot on rather than in every slot)
 MASKS = {

@@ -30,8 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from worldmemory.common.geometry import rot_x, rot_y
-from worldmemory.worldmembench.trajectories import intrinsics
+from worldmemory.common.geometry import intrinsics, rot_x, rot_y
 
 __all__ = [
     "view_rotation",

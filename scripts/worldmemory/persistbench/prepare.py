@@ -35,10 +35,10 @@ from PIL import Image
 from worldmemory.common.ids import check_id
 from worldmemory.common.npz import save_npz
 from worldmemory.common.video import read_video, write_video
-from worldmemory.persistbench import world360
 from worldmemory.persistbench.camera_paths import PathParams, Schedule, TargetTrack, plan_pair
 from worldmemory.persistbench.equirect import perspective
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
+from worldmemory.worlds import world360
 
 FPS = 8.0  # frames per second of the written videos (the renderer has no clock)
 

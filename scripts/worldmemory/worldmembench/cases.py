@@ -23,9 +23,10 @@ import jsonschema
 import numpy as np
 import yaml
 
+from worldmemory.common.geometry import intrinsics
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
-from worldmemory.worldmembench.world import FAMILIES, Box, Event, World, generate_world, render
+from worldmemory.worlds.raycaster import FAMILIES, Box, Event, World, generate_world, render
 
 MANIFEST = "case.json"
 SCHEMA = yaml.safe_load((Path(__file__).with_name("case.schema.yaml")).read_text())
@@ -209,7 +210,7 @@ def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
     missing = [f for f in FAMILIES if f not in trajectories]
     if missing:
         raise ValueError(f"no trajectories given for families: {', '.join(missing)}")
-    K = tj.intrinsics(width, height, tj.DEFAULT_FOV_DEG)
+    K = intrinsics(width, height, tj.DEFAULT_FOV_DEG)
     written = []
     for family in FAMILIES:
         names = list(trajectories[family])

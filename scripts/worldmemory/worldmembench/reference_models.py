@@ -31,9 +31,9 @@ from scipy.spatial.transform import Rotation
 
 from worldmemory.common import params as common_params
 from worldmemory.common.geometry import pose, rotation_angle
-from worldmemory.permanence.render import stable_rng
+from worldmemory.common.seeds import stable_rng
 from worldmemory.worldmembench.trajectories import Trajectory
-from worldmemory.worldmembench.world import World, perturb, render
+from worldmemory.worlds.raycaster import World, perturb, render
 
 DEFAULT_PARAMS = {
     "omniscient": {},

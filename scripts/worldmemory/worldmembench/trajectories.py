@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from worldmemory.common.geometry import pose, rot_x, rot_y
+from worldmemory.common.geometry import intrinsics, pose, rot_x, rot_y
 
 CAPTIONS = ("Left", "Right", "Up", "Down", "Forward", "Backward", "Hold")
 ROTATION_PATTERNS = ("LR", "LRLR", "LRLRLR", "LRUD", "LR-Hold")
@@ -126,15 +126,6 @@ class Trajectory:
             "phases": [{"name": p.name, "start": p.start, "end": p.end} for p in self.phases],
             "captions": list(self.captions),
         }
-
-
-def intrinsics(width: int, height: int, fov_deg: float) -> np.ndarray:
-    """Pinhole K with horizontal field of view fov_deg, square pixels, principal point at the
-    image centre (width/2, height/2) in continuous pixel coordinates."""
-    if not 0 < fov_deg < 180:
-        raise ValueError("fov_deg must be in (0, 180)")
-    f = 0.5 * width / np.tan(np.radians(fov_deg) / 2)
-    return np.array([[f, 0.0, width / 2], [0.0, f, height / 2], [0.0, 0.0, 1.0]])
 
 
 def translation(

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from worldmemory.permanence.readouts import belief_curve, carry_over
-from worldmemory.report.tables import our_statistic, paper_side_by_side, table3, write_csv
+from worldmemory.permanence.tables import our_statistic, paper_side_by_side, table3
+from worldmemory.report.tables import write_csv
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = ["vjepa2-vith-fpc64-256", "toy-model"]  # run names are config keys
@@ -128,7 +129,7 @@ def test_cli(tmp_path):
     }).to_csv(paper, index=False)
     out = tmp_path / "results"
     result = subprocess.run(
-        [sys.executable, "-m", "worldmemory.report.tables", "--probe", *map(str, probes),
+        [sys.executable, "-m", "worldmemory.permanence.tables", "--probe", *map(str, probes),
          "--out-wide", str(out / "table3.csv"), "--out-long", str(out / "table3_long.csv"),
          "--paper", str(paper), "--out-paper", str(out / "vs_paper.csv"), "--paper-models", f"{MODELS[0]}={PAPER_ID}"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, capture_output=True, text=True, check=True,

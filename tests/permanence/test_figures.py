@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from worldmemory.report.figures import figure2
+from worldmemory.permanence.figures import figure2
 
 REPO = Path(__file__).resolve().parents[2]
 T = [slot * 2 / 7.5 for slot in range(14)]
@@ -64,7 +64,7 @@ def test_cli(tmp_path):
     long = tmp_path / "table3_long.csv"
     synthetic_curve().to_csv(long, index=False)
     subprocess.run(
-        [sys.executable, "-m", "worldmemory.report.figures", "--long", str(long),
+        [sys.executable, "-m", "worldmemory.permanence.figures", "--long", str(long),
          "--png", str(tmp_path / "f.png"), "--pdf", str(tmp_path / "f.pdf")],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, check=True,
     )

@@ -5,13 +5,13 @@ import time
 
 import numpy as np
 import pytest
-from worldmemory.common.geometry import pose, rot_y
+from worldmemory.common.geometry import intrinsics, pose, rot_y
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worldmembench import world as wd
 from worldmemory.worldmembench.metrics.static_memory import depth_spearman
+from worldmemory.worlds import raycaster as wd
 
 W, H = 128, 96
-K = tj.intrinsics(W, H, 60.0)
+K = intrinsics(W, H, 60.0)
 F = K[0, 0]
 GREY = wd.Texture("tiles", [[0.6, 0.6, 0.6], [0.3, 0.3, 0.3]], 0.5, 0.0)
 

@@ -5,10 +5,10 @@ import time
 
 import numpy as np
 import pytest
-from worldmemory.persistbench import world360 as w3
 from worldmemory.persistbench.equirect import direction_to_pixel, equirect_directions
 from worldmemory.persistbench.tracking import mask_longitudes
-from worldmemory.worldmembench import world as wd
+from worldmemory.worlds import raycaster as wd
+from worldmemory.worlds import world360 as w3
 
 W, H = 256, 128
 GREY = wd.Texture("tiles", [[0.6, 0.6, 0.6], [0.3, 0.3, 0.3]], 0.5, 0.0)

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from worldmemory.permanence.render import stable_rng
+from worldmemory.common.seeds import stable_rng
 
 FAMILIES = ("human", "object", "environment", "dynamic")
 PATTERNS = ("tiles", "stripes", "noise")  # 'face' is the head pattern of people

@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from worldmemory.permanence.render import stable_rng
+from worldmemory.common.seeds import stable_rng
 from worldmemory.persistbench.equirect import equirect_directions, lonlat_to_direction
-from worldmemory.worldmembench import world as wd
-from worldmemory.worldmembench.world import Box, Person, Room, Sphere, Thing, World
+from worldmemory.worlds import raycaster as wd
+from worldmemory.worlds.raycaster import Box, Person, Room, Sphere, Thing, World
 
 KINDS = ("static", "dynamic")
 CATEGORIES = ("sphere-object", "box-object", "person")
