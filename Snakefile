@@ -47,6 +47,8 @@ if "worldmembench" in config:
         "results/worldmembench/figure5.png",
         "results/worldmembench/table12.csv",
     ]
+    if WMB_REPLAYS:
+        MAIN_TARGETS.append("results/worldmembench/perception_agreement.csv")
 
 
 if "persistbench" in config:
@@ -54,6 +56,8 @@ if "persistbench" in config:
     include: "rules/persistbench.smk"
 
     MAIN_TARGETS += ["results/persistbench/table1.csv"]
+    if PB_REPLAYS:
+        MAIN_TARGETS.append("results/persistbench/perception_agreement.csv")
 
 
 rule all:

@@ -95,15 +95,11 @@ def worldmembench_cases_dir(wildcards):
 
 def worldmembench_rollout_args(wildcards):
     """The WorldMemBench rollout CLI's model arguments and the trajectory parameters (the
-    study's, updated with the model's own)."""
+    study's, updated with the run's own)."""
     study = config["worldmembench"]
-    spec = study["models"][wildcards.model]
+    spec = WMB_RUNS[wildcards.model]
     trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
-    return (
-        model_args("worldmembench", wildcards)
-        + " "
-        + shlex.join(["--trajectory-params", json.dumps(trajectory, sort_keys=True)])
-    )
+    return model_args(spec) + " " + shlex.join(["--trajectory-params", json.dumps(trajectory, sort_keys=True)])
 
 
 # -- shared feature backend ----------------------------------------------------------------------
@@ -137,23 +133,87 @@ def features_args(study):
     return args
 
 
-# -- models of the benchmark studies ------------------------------------------------------------
-def model_args(study, wildcards):
+# -- runs of the benchmark studies -------------------------------------------------------------
+REPLAY = ".replay"  # the suffix of a reference model replayed as an external model (no model may use it)
+REPLAY_KEY = {"worldmembench": "{case}/{trajectory_name}", "persistbench": "{sequence}"}
+
+
+def benchmark_runs(study):
+    """Every run of a benchmark study, name -> spec: its models and, with ``agreement`` on, each
+    reference model replayed as an external model (``<model>.replay``, worldmemory.external.replay),
+    which reaches scoring without truth channels: the configured estimators score the same
+    pixels as the oracle (the perception-agreement tables)."""
+    block = config[study]
+    runs = dict(block["models"])
+    for name, spec in block["models"].items():
+        if block["agreement"] and spec["kind"] == "reference":
+            source = shlex.quote(f"results/{study}/rollouts/{name}")
+            command = (
+                f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
+                " --request {request}"
+            )
+            runs[name + REPLAY] = {
+                "kind": "external",
+                "replays": name,
+                "command": command,
+                "trajectory_params": spec.get("trajectory_params", {}),
+                "gpu": 0,
+                "mem_mb": 2000,
+                "runtime": 30,
+            }
+    return runs
+
+
+def replayed_rollouts(runs, study):
+    """Input function: the rollouts a replay run copies (none for other runs)."""
+
+    def files(wildcards):
+        source = runs[wildcards.model].get("replays")
+        return [f"results/{study}/rollouts/{source}"] if source else []
+
+    return files
+
+
+def model_args(spec):
     """A rollout CLI's model arguments: a reference model with its parameters, or an external
     command template."""
-    spec = config[study]["models"][wildcards.model]
     if spec["kind"] == "reference":
-        args = [
-            "--kind",
-            "reference",
-            "--reference",
-            spec["reference"],
-            "--params",
-            json.dumps(spec.get("params", {}), sort_keys=True),
-        ]
+        args = ["--kind", "reference", "--reference", spec["reference"]]
+        args += ["--params", json.dumps(spec.get("params", {}), sort_keys=True)]
     else:
         args = ["--kind", "external", "--command", spec["command"]]
     return shlex.join(args)
+
+
+def estimators(study):
+    """Capability -> backend of the study's estimators (the ``none`` ones left out)."""
+    return {c: name for c, name in sorted(config[study]["perception"].items()) if name != "none"}
+
+
+def perception_args(study, runs):
+    """Params function: the score CLIs' perception arguments, empty for a reference model (read by
+    the oracle), so that choosing another estimator never re-scores one."""
+
+    def args(wildcards):
+        if runs[wildcards.model]["kind"] == "reference":
+            return ""
+        backends = json.dumps(estimators(study), sort_keys=True)
+        return shlex.join(["--perception", backends, "--estimates", f"results/{study}/perception/{wildcards.model}"])
+
+    return args
+
+
+def estimate_files(study, runs, needs):
+    """Input function: the cached estimates a score job reads, those of ``needs(wildcards)``
+    (capabilities) that have a backend; none for a reference model (the oracle)."""
+
+    def files(wildcards):
+        if runs[wildcards.model]["kind"] == "reference":
+            return []
+        wanted = set(needs(wildcards)) & set(estimators(study))
+        return [f"results/{study}/perception/{wildcards.model}/{c}.npz" for c in sorted(wanted)]
+
+    return files
 
 
 def paper_runs(study):

@@ -1,7 +1,15 @@
-# PersistBench: 360-degree sequences -> per-model rollouts -> per-model scores -> Table 1, ablation, figure.
+# PersistBench: 360-degree sequences -> per-model rollouts -> perception (estimators) -> scores
+# (Perm / Cont / App, one family) -> Table 1, ablation, figure and the perception-agreement table.
+
+from worldmemory.persistbench.perceive import CAPABILITIES as PB_PERCEIVED
+from worldmemory.persistbench.perception import CAPABILITIES as PB_NEEDS
 
 PB = config["persistbench"]
 PB_MODELS = PB["models"]
+# the models, plus each reference model replayed as an external model (perception agreement)
+PB_RUNS = benchmark_runs("persistbench")
+PB_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)
+PB_FAMILY = "persistence"  # Perm, Cont and App: one family, as Cont and App average the frames Perm keeps
 PB_CATEGORY = "PersistBench (persistbench)"
 
 
@@ -37,6 +45,7 @@ rule persistbench_sequences:
 rule persistbench_rollout:
     input:
         sequences="results/persistbench/sequences",
+        replayed=replayed_rollouts(PB_RUNS, "persistbench"),
     output:
         directory("results/persistbench/rollouts/{model}"),
     log:
@@ -47,28 +56,56 @@ rule persistbench_rollout:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: PB_MODELS[wc.model]["mem_mb"],
-        runtime=lambda wc: PB_MODELS[wc.model]["runtime"],
-        gpu=lambda wc: PB_MODELS[wc.model]["gpu"],
+        mem_mb=lambda wc: PB_RUNS[wc.model]["mem_mb"],
+        runtime=lambda wc: PB_RUNS[wc.model]["runtime"],
+        gpu=lambda wc: PB_RUNS[wc.model]["gpu"],
     params:
         # an external command's log is copied here, where it outlives a failed job's output
         log_dir=lambda wc: f"results/logs/persistbench/commands/{wc.model}",
-        model_args=lambda wc: model_args("persistbench", wc),
+        model_args=lambda wc: model_args(PB_RUNS[wc.model]),
     shell:
         "python -m worldmemory.persistbench.rollout --sequences {input.sequences:q} --model {wildcards.model:q}"
         " {params.model_args}"
         " --timeout-minutes {resources.runtime:q} --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
+# One estimator over every generated video of a run without truth channels; reference models
+# need none (their scores read the truth channels).
+rule persistbench_perceive:
+    input:
+        sequences="results/persistbench/sequences",
+        rollouts="results/persistbench/rollouts/{model}",
+    output:
+        "results/persistbench/perception/{model}/{capability}.npz",
+    log:
+        "results/logs/persistbench/perceive_{model}_{capability}.log",
+    benchmark:
+        benchmark_tsv("persistbench/perceive_{model}_{capability}")
+    wildcard_constraints:
+        capability="|".join(PB_PERCEIVED),
+    conda:
+        "../envs/perception.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        backend=lambda wc: PB["perception"][wc.capability],
+    shell:
+        "python -m worldmemory.persistbench.perceive --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
+        " --capability {wildcards.capability:q} --backend {params.backend:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
 rule persistbench_score:
     input:
         sequences="results/persistbench/sequences",
         rollouts="results/persistbench/rollouts/{model}",
+        estimates=estimate_files("persistbench", PB_RUNS, lambda wc: PB_NEEDS),
         features=features_input("persistbench"),
     output:
-        scores="results/persistbench/scores/{model}.csv",
-        frames="results/persistbench/frames/{model}.csv",
-        info="results/persistbench/scores/{model}.json",
+        scores=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.csv",
+        frames=f"results/persistbench/scores/{{model}}/{PB_FAMILY}_frames.csv",
+        info=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.json",
     log:
         "results/logs/persistbench/score_{model}.log",
     benchmark:
@@ -82,19 +119,24 @@ rule persistbench_score:
         gpu=GPU if uses_dinov2("persistbench") else 0,
     params:
         features_args=features_args("persistbench"),
+        perception_args=perception_args("persistbench", PB_RUNS),
         alpha=PB["alpha"],
     shell:
         "python -m worldmemory.persistbench.score --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
+        " {params.perception_args}"
         " {params.features_args} --alpha {params.alpha:q} --out-scores {output.scores:q} --out-frames {output.frames:q}"
-        " --out-info {output.info:q}"
-        " 2>&1 | tee {log:q}"
+        " --out-info {output.info:q} 2>&1 | tee {log:q}"
+
+
+def pb_scores(runs, name=f"{PB_FAMILY}.csv"):
+    return [f"results/persistbench/scores/{run}/{name}" for run in sorted(runs)]
 
 
 rule persistbench_tables:
     input:
-        scores=expand("results/persistbench/scores/{model}.csv", model=sorted(PB_MODELS)),
-        frames=expand("results/persistbench/frames/{model}.csv", model=sorted(PB_MODELS)),
-        infos=expand("results/persistbench/scores/{model}.json", model=sorted(PB_MODELS)),
+        scores=pb_scores(PB_MODELS),
+        frames=pb_scores(PB_MODELS, f"{PB_FAMILY}_frames.csv"),
+        infos=pb_scores(PB_MODELS, f"{PB_FAMILY}.json"),
         paper=repo_path("resources", "paper_values", "persistbench_table1.csv"),
         ablation=repo_path("resources", "paper_values", "persistbench_ablation.csv"),
         config=CONFIG_STAMP,
@@ -143,3 +185,43 @@ rule persistbench_tables:
         " --outputs {output.table1:q} {output.ablation:q} {output.figure_png:q} {output.figure_pdf:q}"
         " --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
+
+
+rule persistbench_agreement:
+    input:
+        scores=pb_scores([*PB_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_REPLAYS)]),
+        estimates=[
+            f"results/persistbench/perception/{r}/tracking.npz"
+            for r in PB_REPLAYS
+            if "tracking" in estimators("persistbench")
+        ],
+        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}" for r in PB_REPLAYS],
+        sequences="results/persistbench/sequences",
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/persistbench/perception_agreement.csv",
+            caption="../report/persistbench_perception_agreement.rst",
+            category=PB_CATEGORY,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/persistbench/perception_agreement.json",
+    log:
+        "results/logs/persistbench/agreement.log",
+    benchmark:
+        benchmark_tsv("persistbench/agreement")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+        pairs=[f"{PB_RUNS[r]['replays']}={r}" for r in PB_REPLAYS],
+    shell:
+        "(python -m worldmemory.persistbench.agreement --pairs {params.pairs:q} --scores results/persistbench/scores"
+        " --rollouts results/persistbench/rollouts --sequences {input.sequences:q}"
+        " --estimates results/persistbench/perception --out {output.table:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
+        " --out {output.provenance:q}) 2>&1 | tee {log:q}"

@@ -1,8 +1,14 @@
-# WorldMemBench: cases -> per-model rollouts -> per-model scores -> Table 2 and Table 5.
+# WorldMemBench: cases -> per-model rollouts -> perception (estimators, per capability) ->
+# scores (per metric family) -> Tables 2, 5, 8-13, Figure 5 and the perception-agreement table.
+
+from worldmemory.worldmembench.perceive import CAPABILITIES as WMB_PERCEIVED
+from worldmemory.worldmembench.perception import FAMILIES as WMB_FAMILIES, NEEDS as WMB_NEEDS
 
 WMB = config["worldmembench"]
 WMB_MODELS = WMB["models"]
-WMB_EMBEDDED = WMB["cases"]["source"] == "embedded"
+# the models, plus each reference model replayed as an external model (perception agreement)
+WMB_RUNS = benchmark_runs("worldmembench")
+WMB_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)
 # The study's category in `snakemake --report` (captions under report/).
 WMB_REPORT = "WorldMemBench (worldmembench)"
 
@@ -35,6 +41,7 @@ rule worldmembench_cases:
 rule worldmembench_rollout:
     input:
         cases=worldmembench_cases_dir,
+        replayed=replayed_rollouts(WMB_RUNS, "worldmembench"),
     output:
         directory("results/worldmembench/rollouts/{model}"),
     log:
@@ -45,9 +52,9 @@ rule worldmembench_rollout:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: WMB_MODELS[wc.model]["mem_mb"],
-        runtime=lambda wc: WMB_MODELS[wc.model]["runtime"],
-        gpu=lambda wc: WMB_MODELS[wc.model]["gpu"],
+        mem_mb=lambda wc: WMB_RUNS[wc.model]["mem_mb"],
+        runtime=lambda wc: WMB_RUNS[wc.model]["runtime"],
+        gpu=lambda wc: WMB_RUNS[wc.model]["gpu"],
     params:
         # an external command's log is copied here, where it outlives a failed job's output
         log_dir=lambda wc: f"results/logs/worldmembench/commands/{wc.model}",
@@ -58,36 +65,74 @@ rule worldmembench_rollout:
         " --timeout-minutes {resources.runtime:q} --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
+# One estimator over every rollout of a run without truth channels (an external model or a
+# replay); reference models need none (their scores read the truth channels).
+rule worldmembench_perceive:
+    input:
+        cases=worldmembench_cases_dir,
+        rollouts="results/worldmembench/rollouts/{model}",
+    output:
+        "results/worldmembench/perception/{model}/{capability}.npz",
+    log:
+        "results/logs/worldmembench/perceive_{model}_{capability}.log",
+    benchmark:
+        benchmark_tsv("worldmembench/perceive_{model}_{capability}")
+    wildcard_constraints:
+        capability="|".join(WMB_PERCEIVED),
+    conda:
+        "../envs/perception.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        backend=lambda wc: WMB["perception"][wc.capability],
+    shell:
+        "python -m worldmemory.worldmembench.perceive --cases {input.cases:q} --rollouts {input.rollouts:q}"
+        " --capability {wildcards.capability:q} --backend {params.backend:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
 rule worldmembench_score:
     input:
         cases=worldmembench_cases_dir,
         rollouts="results/worldmembench/rollouts/{model}",
+        estimates=estimate_files("worldmembench", WMB_RUNS, lambda wc: WMB_NEEDS[wc.family]),
         features=features_input("worldmembench"),
     output:
-        scores="results/worldmembench/scores/{model}.csv",
-        info="results/worldmembench/scores/{model}.json",
+        scores="results/worldmembench/scores/{model}/{family}.csv",
+        info="results/worldmembench/scores/{model}/{family}.json",
     log:
-        "results/logs/worldmembench/score_{model}.log",
+        "results/logs/worldmembench/score_{model}_{family}.log",
     benchmark:
-        benchmark_tsv("worldmembench/score_{model}")
+        benchmark_tsv("worldmembench/score_{model}_{family}")
+    wildcard_constraints:
+        family="|".join(WMB_FAMILIES),
     conda:
         "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=8000 if uses_dinov2("worldmembench") else 4000,
-        runtime=60,
-        gpu=GPU if uses_dinov2("worldmembench") else 0,
+        runtime=lambda wc: 60 if wc.family == "static" else 15,  # only Static Memory reads every frame's features
+        gpu=lambda wc: GPU if uses_dinov2("worldmembench") and wc.family == "static" else 0,
     params:
         features_args=features_args("worldmembench"),
+        perception_args=perception_args("worldmembench", WMB_RUNS),
     shell:
         "python -m worldmemory.worldmembench.score --cases {input.cases:q} --rollouts {input.rollouts:q}"
+        " --family {wildcards.family:q} {params.perception_args}"
         " {params.features_args} --out {output.scores:q} --out-info {output.info:q} 2>&1 | tee {log:q}"
+
+
+def wmb_scores(runs, suffix="csv"):
+    """Every family's score file of ``runs``, families in score.FAMILIES order per run (the order
+    the tables read them in)."""
+    return [f"results/worldmembench/scores/{run}/{family}.{suffix}" for run in sorted(runs) for family in WMB_FAMILIES]
 
 
 rule worldmembench_table2:
     input:
-        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
-        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
+        scores=wmb_scores(WMB_MODELS),
+        infos=wmb_scores(WMB_MODELS, "json"),
         paper=repo_path("resources", "paper_values", "worldmembench_table2.csv"),
         config=CONFIG_STAMP,
     output:
@@ -140,8 +185,8 @@ rule worldmembench_table2:
 
 rule worldmembench_revisits:
     input:
-        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
-        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
+        scores=wmb_scores(WMB_MODELS),
+        infos=wmb_scores(WMB_MODELS, "json"),
         config=CONFIG_STAMP,
     output:
         table8=report(
@@ -194,8 +239,8 @@ rule worldmembench_revisits:
 
 rule worldmembench_qualification:
     input:
-        scores=expand("results/worldmembench/scores/{model}.csv", model=sorted(WMB_MODELS)),
-        infos=expand("results/worldmembench/scores/{model}.json", model=sorted(WMB_MODELS)),
+        scores=wmb_scores(WMB_MODELS),
+        infos=wmb_scores(WMB_MODELS, "json"),
         paper=repo_path("resources", "paper_values", "worldmembench_table12.csv"),
         config=CONFIG_STAMP,
     output:
@@ -243,3 +288,42 @@ rule worldmembench_qualification:
         " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
         " --outputs {output.table11:q} {output.table12:q} {output.table13:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
+
+
+rule worldmembench_agreement:
+    input:
+        scores=wmb_scores([*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)]),
+        estimates=[
+            f"results/worldmembench/perception/{r}/{c}.npz"
+            for r in WMB_REPLAYS
+            for c in ("tracking", "camera")
+            if c in estimators("worldmembench")
+        ],
+        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}" for r in WMB_REPLAYS],
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/worldmembench/perception_agreement.csv",
+            caption="../report/worldmembench_perception_agreement.rst",
+            category=WMB_REPORT,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/worldmembench/perception_agreement.json",
+    log:
+        "results/logs/worldmembench/agreement.log",
+    benchmark:
+        benchmark_tsv("worldmembench/agreement")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+        pairs=[f"{WMB_RUNS[r]['replays']}={r}" for r in WMB_REPLAYS],
+    shell:
+        "(python -m worldmemory.worldmembench.agreement --pairs {params.pairs:q} --scores results/worldmembench/scores"
+        " --rollouts results/worldmembench/rollouts --estimates results/worldmembench/perception --out {output.table:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
+        " --out {output.provenance:q}) 2>&1 | tee {log:q}"

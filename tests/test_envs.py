@@ -29,7 +29,7 @@ ENVS = sorted((REPO / "envs").glob("*.yaml"))
 RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
 PACKAGE = REPO / "scripts"
 # import name -> distribution name, where they differ
-DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg",
+DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg", "cv2": "opencv-python-headless",
                 "huggingface_hub": "huggingface-hub"}
 NOT_A_JOB = {"all"}  # rules that run nothing
 
@@ -157,8 +157,23 @@ def test_each_rule_environment_holds_what_its_modules_import():
         have = set(conda) | set(pip)
         for module in re.findall(r"python -m (worldmemory[\w.]*)", text):
             needed = {normal(DISTRIBUTION.get(n, n)) for n in imports_of(module)}
+            for backend in registry_backends(module):  # imported by name, which the scan cannot follow
+                needed |= {normal(DISTRIBUTION.get(n, n)) for n in imports_of(backend)}
             missing = sorted(needed - have)
             assert not missing, f"rule {name} runs {module} in {env_file}, which lacks {missing}"
+
+
+def registry_backends(module: str) -> list[str]:
+    """The perception backends a perceive step creates by name (perception.registry), for the
+    capabilities it estimates."""
+    if not module.endswith(".perceive"):
+        return []
+    from importlib import import_module
+
+    from worldmemory.perception.registry import BACKENDS
+
+    capabilities = import_module(module).CAPABILITIES
+    return sorted({path.split(":")[0] for c in capabilities for path in BACKENDS[c].values()})
 
 
 def test_the_import_scan_follows_the_package():

@@ -49,7 +49,7 @@ def test_train_cli_stops_before_any_work(tmp_path):
 
 @no_cuda
 def test_score_backends_check_the_device_before_loading_dinov2(tmp_path):
-    from worldmemory.worldmembench.score import make_backend
+    from worldmemory.perception.features import feature_backend
 
     with pytest.raises(DeviceUnavailable, match="config key `device` is 'cuda'"):
-        make_backend("dinov2", str(tmp_path / "not-loaded"), "cuda")
+        feature_backend("dinov2", str(tmp_path / "not-loaded"), "cuda")

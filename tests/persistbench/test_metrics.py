@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from worldmemory.models.features import pool_under_mask
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.features import pool_under_mask
 from worldmemory.persistbench import metrics as pm
 
 T, H, W, SIDE = 10, 32, 40, 4

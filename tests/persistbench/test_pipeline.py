@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from worldmemory.common.video import read_video
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.registry import not_configured
 from worldmemory.persistbench import prepare as pp
 from worldmemory.persistbench.camera_paths import PathParams, Schedule
 from worldmemory.persistbench.rollout import write_rollouts
-from worldmemory.persistbench.score import NO_PERCEPTION, score_model
+from worldmemory.persistbench.score import score_model
 
 REPO = Path(__file__).resolve().parents[2]
 CAMERA = PathParams(fov_deg=90, width=64, height=64)
@@ -91,7 +92,9 @@ def test_an_external_model_gets_the_input_video_and_both_camera_paths(sequences,
     cameras = json.loads(Path(request["cameras"]).read_text())
     assert len(cameras["reference_rotations"]) == 32 and cameras["fov_deg"] == 90
     scores, frames = score_model(sequences, tmp_path / "copy", ColourGradientPatches())
-    assert scores["value"].isna().all() and (scores["reason"] == NO_PERCEPTION).all()
+    # no tracker configured: every metric NaN, the reason naming the key that selects one
+    no_tracker = not_configured("persistbench.perception.tracking", "tracking")
+    assert scores["value"].isna().all() and (scores["reason"] == no_tracker).all()
 
 
 def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequences, tmp_path):

@@ -24,12 +24,13 @@ PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 TINY = REPO / "tests" / "config" / "tiny_worldmembench.yaml"
 TARGETS = ["results/table2.csv", "results/worldmembench/figure5.png", "results/worldmembench/table12.csv"]
 MODELS = ["omniscient", "amnesic", "drifting", "camera-error"]
+FAMILIES = ["quality", "static", "dynamic", "camera"]
 # Every table and figure of the run and the per-model scores; the provenance sidecars (.json)
 # record times and hosts.
 COMPARED = ["results/table2.csv", "results/worldmembench/figure5.png", "results/worldmembench/figure5.pdf",
             *(f"results/worldmembench/{name}.csv" for name in (
                 "table5", "table2_nan_reasons", "table8", "table9", "table10", "table11", "table12", "table13")),
-            *(f"results/worldmembench/scores/{m}.csv" for m in MODELS)]
+            *(f"results/worldmembench/scores/{m}/{f}.csv" for m in MODELS for f in FAMILIES)]
 
 # The helper beside this file (tests are imported with --import-mode=importlib: no sys.path entry).
 _spec = importlib.util.spec_from_file_location("slurm_test_cluster", Path(__file__).with_name("cluster.py"))
@@ -201,7 +202,8 @@ def _submissions(workdir):
 
 def test_the_jobs_went_through_sbatch(runs):
     submitted = _submissions(runs["slurm"])
-    # cases, four rollouts, one group job for the four score jobs, one for the three table jobs
+    # cases, four rollouts, one group job for the 16 score jobs (4 models x 4 families), one for
+    # the three table jobs
     assert len(submitted) == 7, submitted
     queue = {i: (state, name) for i, state, name in (row.split("|") for row in runs["queue"].split())}
     for _, jobid, log in submitted:
@@ -218,14 +220,15 @@ def test_the_jobs_went_through_sbatch(runs):
 
 def test_the_short_jobs_ran_one_after_another_inside_their_group_jobs(runs):
     """Each group was one SLURM job sized for its jobs run one at a time: one job's CPU and
-    memory, the jobs' runtimes added (4 score jobs of 60 min, 3 table jobs of 10 min)."""
+    memory, the jobs' runtimes added (4 models' score jobs: static 60 min, three others 15 min
+    each; 3 table jobs of 10 min)."""
     logs = runs["slurm"] / ".snakemake" / "slurm_logs"
     (scores,) = logs.glob("group_wmb_scores_*/*.log")
-    assert all(f"scores/{m}.csv" in scores.read_text() for m in MODELS)
+    assert all(f"scores/{m}/{f}.csv" in scores.read_text() for m in MODELS for f in FAMILIES)
     (tables,) = logs.glob("group_wmb_tables_*/*.log")
     assert all(f"rule {rule}:" in tables.read_text() for rule in (
         "worldmembench_table2", "worldmembench_revisits", "worldmembench_qualification"))
-    for log, (memory, time_limit) in ((scores, ("4000M", "04:00:00")), (tables, ("2000M", "00:30:00"))):
+    for log, (memory, time_limit) in ((scores, ("4000M", "07:00:00")), (tables, ("2000M", "00:30:00"))):
         job = runs["jobs"][log.stem]
         assert (job["NumCPUs"], job["MinMemoryNode"], job["TimeLimit"]) == ("1", memory, time_limit), job
 

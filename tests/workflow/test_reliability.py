@@ -78,7 +78,7 @@ def test_changing_one_model_reruns_only_its_jobs_and_the_tables(tmp_path, whole,
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     dry = snakemake(whole, changed, "-n", *TARGETS)
-    assert job_counts(dry.stdout) == {"worldmembench_rollout": 1, "worldmembench_score": 1,
+    assert job_counts(dry.stdout) == {"worldmembench_rollout": 1, "worldmembench_score": 4,
                                       "worldmembench_table2": 1,
                                       "worldmembench_qualification": 1}
     assert "wildcards: model=drifting" in dry.stdout

@@ -110,11 +110,20 @@ def test_degenerate_estimates_raise_naming_the_estimator():
     nan_poses[5, 0, 3] = np.nan
     with pytest.raises(ValueError, match="ViPE.*NaN"):
         rpe_trans(target, {"DA3": target, "ViPE": nan_poses})
+    two = pose(np.eye(3), np.repeat([[0.0, 0, 0], [1, 0, 0]], [5, len(target) - 5], axis=0))
     with pytest.raises(ValueError, match="DA3.*distinct"):
-        rpe_trans(target, {"DA3": pose(np.eye(3), np.zeros((len(target), 3)))})
+        rpe_trans(target, {"DA3": two})
     with pytest.raises(ValueError, match="DA3.*poses"):
         rpe_trans(target, {"DA3": target[:-1]})
     with pytest.raises(ValueError, match="at least one"):
         rpe_trans(target, {})
     with pytest.raises(ValueError, match="NaN"):
         rpe_rot(target, nan_poses)
+
+
+def test_a_camera_that_never_moves_misses_every_target_step():
+    """A still video's poses: the limit of the Sim(3) fit, the whole unit-length target path."""
+    target = square_loop()
+    still = pose(np.eye(3), np.zeros((len(target), 3)))
+    assert rpe_trans(target, {"DA3": still}) == pytest.approx(1.0, abs=1e-12)
+    assert rpe_trans(target, {"DA3": still, "ViPE": target}) == pytest.approx(0.5, abs=1e-9)

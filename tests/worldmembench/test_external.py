@@ -15,13 +15,13 @@ import pytest
 from PIL import Image
 from worldmemory.common.video import read_video
 from worldmemory.external import check_template, check_video, run_model
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.registry import not_configured
 from worldmemory.worldmembench import external
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
-from worldmemory.worldmembench.perception import MISSING
 from worldmemory.worldmembench.rollout import main, write_rollouts
-from worldmemory.worldmembench.score import score_model
+from worldmemory.worldmembench.score import score_families
 from worldmemory.worldmembench.tables import table2, table2_reasons
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,15 +87,18 @@ def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path,
     assert (frames == frames[0]).all()  # a still
     assert np.abs(frames[0].astype(int) - conditioning).mean() < 1  # H.264 4:4:4 crf 0: YUV rounding only
 
-    scores = score_model(cases_dir, tmp_path / "still", ColourGradientPatches())
+    # no estimator configured: every metric NaN, the reason naming the key that selects one
+    scores = score_families(cases_dir, tmp_path / "still", ColourGradientPatches(), backends={})
     assert scores["value"].isna().all()
     row = table2(scores).iloc[0]
     assert row["model"] == "still" and all(math.isnan(v) for v in row.drop("model"))
     reasons = table2_reasons(scores).set_index("metric")["reason"]
-    assert reasons["human_appearance"] == MISSING["masks"]
-    assert reasons["env_depth"] == MISSING["camera"]
-    assert reasons["dyn_overall"] == MISSING["judge"]
-    assert reasons["rpe_trans"] == MISSING["camera"]
+    key = "worldmembench.perception"
+    assert reasons["human_appearance"] == not_configured(f"{key}.tracking", "tracking")
+    assert reasons["env_depth"] == not_configured(f"{key}.camera", "camera")
+    assert reasons["dyn_overall"] == not_configured(f"{key}.judge", "judge")
+    assert reasons["rpe_trans"] == not_configured(f"{key}.camera", "camera")
+    assert reasons["imaging_quality"] == not_configured(f"{key}.imaging_quality", "imaging_quality")
 
 
 def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases_dir):

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from worldmemory.common.video import write_video
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.features import feature_backend
+from worldmemory.perception.registry import no_oracle, not_configured
 from worldmemory.worldmembench import score as sc
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
@@ -83,7 +85,7 @@ def write_rollouts(root: Path, cases_dir: Path, specs, model="test-model", groun
 
 def score(tmp_path, cases_dir, specs, **kwargs):
     root = write_rollouts(tmp_path / "rollouts", cases_dir, specs, **kwargs)
-    return sc.score_model(cases_dir, root, ColourGradientPatches())
+    return sc.score_families(cases_dir, root, ColourGradientPatches())
 
 
 def values(scores, metric, target=None):
@@ -162,7 +164,7 @@ def test_human_identity_is_nan_with_a_reason_and_appearance_is_scored(tmp_path, 
     identity = values(scores, "human_identity")
     assert set(identity["target"]) == people and len(identity) == 2 * len(people)
     assert identity["value"].isna().all() and identity["valid"].all()
-    assert (identity["reason"] == sc.NO_ARCFACE).all()
+    assert (identity["reason"] == no_oracle("faces")).all()
     np.testing.assert_allclose(values(scores, "human_appearance")["value"], 1.0, atol=1e-9)
 
 
@@ -185,32 +187,32 @@ def test_dynamic_rows_follow_the_oracle_judge(tmp_path, cases_dir):
 
 def test_dinov2_backend_plugs_in(tmp_path, cases_dir):
     """Any backend with the PatchFeatures contract: identical views give identical features."""
-    from worldmemory.models.dinov2 import Dinov2Features
+    from worldmemory.perception.dinov2 import Dinov2Features
 
     tiny = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, patch_size=14,
                 image_size=28)
     root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "LRLR", omniscient)])
-    scores = sc.score_model(cases_dir, root, Dinov2Features.from_config(tiny, seed=0))
+    scores = sc.score_families(cases_dir, root, Dinov2Features.from_config(tiny, seed=0))
     np.testing.assert_allclose(values(scores, "object_appearance")["value"], 1.0, atol=1e-6)
     with pytest.raises(ValueError, match="checkpoint"):
-        sc.make_backend("dinov2")
+        feature_backend("dinov2")
 
 
 def test_without_ground_truth_estimator_metrics_are_nan_with_the_reason(tmp_path, cases_dir):
-    """An external model (no truth channels) is never scored by the oracle: every metric that
-    needs a tracker, depth, poses or the judge is a valid NaN carrying its missing backend."""
-    from worldmemory.worldmembench.perception import MISSING
-
+    """An external model (no truth channels) is never scored by the oracle: with no estimator
+    configured every metric that needs a tracker, depth, poses or the judge is a valid NaN
+    carrying the config key that would select one."""
     specs = [("object_000", "LRLR", omniscient), ("environment_000", "LRLR", omniscient),
              ("dynamic_000", "LR-Hold", omniscient)]
     scores = score(tmp_path, cases_dir, specs, ground_truth=False)
     assert scores["value"].isna().all() and scores["valid"].all()
     reasons = dict(zip(scores["metric"], scores["reason"]))
+    missing = {c: not_configured(f"worldmembench.perception.{c}", c) for c in ("tracking", "camera", "judge")}
     for metric in ("object_appearance", "object_geometry", "departed", "return_frames"):
-        assert reasons[metric] == MISSING["masks"]
+        assert reasons[metric] == missing["tracking"]
     for metric in ("env_visible", "env_recon", "departure_deg", "rpe_rot"):
-        assert reasons[metric] == MISSING["camera"]
-    assert reasons["dyn_overall"] == MISSING["judge"]
+        assert reasons[metric] == missing["camera"]
+    assert reasons["dyn_overall"] == missing["judge"]
     objects = {t["id"] for t in load_case(cases_dir / "object_000")["targets"]}
     rows = values(scores, "object_appearance")
     assert set(rows["target"]) == objects and sorted(set(rows["revisit"])) == [1, 2]
@@ -252,15 +254,16 @@ def test_a_target_that_never_leaves_view_has_no_departure_evidence(tmp_path, cas
 
 def test_cli_writes_a_byte_stable_csv_that_reads_back(tmp_path, cases_dir):
     root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "LRLR", omniscient)])
-    outs = [tmp_path / "a.csv", tmp_path / "b.csv"]
-    for out in outs:
-        subprocess.run([sys.executable, "-m", "worldmemory.worldmembench.score", "--cases",
-                        str(cases_dir), "--rollouts", str(root), "--out", str(out)],
-                       check=True, cwd=REPO,
-                       env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
-    assert outs[0].read_bytes() == outs[1].read_bytes()
-    back = read_scores([outs[0]])
-    direct = sc.score_model(cases_dir, root, ColourGradientPatches())
+    runs = {run: [tmp_path / run / f"{family}.csv" for family in sc.FAMILIES] for run in ("a", "b")}
+    for outs in runs.values():
+        for family, out in zip(sc.FAMILIES, outs):
+            subprocess.run([sys.executable, "-m", "worldmemory.worldmembench.score", "--cases",
+                            str(cases_dir), "--rollouts", str(root), "--family", family, "--out", str(out)],
+                           check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
+    for a, b in zip(runs["a"], runs["b"]):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    back = read_scores(runs["a"])  # the families of one model, as the tables read them
+    direct = sc.score_families(cases_dir, root, ColourGradientPatches())
     pd.testing.assert_frame_equal(back[["metric", "target", "revisit", "valid", "reason"]],
                                   direct[["metric", "target", "revisit", "valid", "reason"]],
                                   check_dtype=False)

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from worldmemory.perception.registry import no_oracle
 from worldmemory.worldmembench import tables as tb
-from worldmemory.worldmembench.score import COLUMNS, NO_ARCFACE, write_scores
+from worldmemory.worldmembench.score import COLUMNS, write_scores
+
+NO_FACES = no_oracle("faces")
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER = REPO / "resources" / "paper_values" / "worldmembench_table2.csv"
@@ -58,7 +61,7 @@ def alpha_rows():
     rows += rollout_rows(m, "object_a", "object", "translation", {"rpe_trans": 0.2})
     rows += rollout_rows(m, "human_a", "human", "translation", {"rpe_trans": NAN}, "zero path")
     identity = revisit_rows(m, "human_a", "human", "LRLR", "human_identity", {"p1": [NAN, NAN]})
-    rows += [{**r, "valid": True, "reason": NO_ARCFACE} for r in identity]
+    rows += [{**r, "valid": True, "reason": NO_FACES} for r in identity]
     rows += revisit_rows(m, "human_a", "human", "LRLR", "human_appearance", {"p1": [0.9, 0.7]})
     rows += rollout_rows(m, "human_a", "human", "LRLR", {"rpe_rot": 0.2})
     rows += revisit_rows(m, "environment_a", "environment", "LRLR", "env_visible",
@@ -110,7 +113,7 @@ def test_table2_known_values_and_column_order():
 
 def test_reasons_name_every_nan_cell():
     reasons = tb.table2_reasons(scores()).set_index(["model", "metric"])["reason"]
-    assert reasons[("alpha", "human_identity")] == NO_ARCFACE
+    assert reasons[("alpha", "human_identity")] == NO_FACES
     assert reasons[("alpha", "imaging_quality")] == QUALITY_REASON
     assert set(reasons.loc["alpha"].index) == {"human_identity", "imaging_quality",
                                                "aesthetic_quality"}
@@ -148,7 +151,7 @@ def test_cli_writes_byte_stable_tables_and_the_paper_comparison(tmp_path):
     write_scores(rows[rows["model"] == "alpha"], tmp_path / "alpha.csv")
     write_scores(rows[rows["model"] == "beta"], tmp_path / "beta.csv")
     pd.testing.assert_frame_equal(tb.read_scores([tmp_path / "alpha.csv", tmp_path / "beta.csv"]),
-                                  rows, check_dtype=False)
+                                  tb.canonical_order(rows), check_dtype=False)
     outputs = []
     for run in ("a", "b"):
         out = tmp_path / run

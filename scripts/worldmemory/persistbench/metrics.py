@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from worldmemory.models.features import cosine, patch_features_of, pool_under_mask
+from worldmemory.perception.features import cosine, patch_features_of, pool_under_mask
 
 ALPHA = 1.0  # Cont's decay; the paper gives none (see module doc)
 SEGMENTS = ("invisible", "visible")  # the paper's order: invisible value, visible in parentheses

@@ -1,43 +1,49 @@
 """Per-model PersistBench scores: Perm, Cont, App per sequence and per frame (Method 2-3).
 
 Reads one model's rollouts (rollout.py) and the prepared sequences (prepare.py) and writes the
-tidy per-sequence rows and the per-frame rows of ``metrics``. Perception has two interfaces,
-the tracker (``tracking.MaskTracker``) and the same-entity judge (``SameEntityJudge``); it is the
-ORACLE for reference models: the tracker's mask in the generated frame is the instance map the model wrote
-(standing in for SAM2 initialised by DINO matching on the first frame) and the same-entity judge
-is the model's own record of whether it drew the reference target (standing in for the VLM).
-The reference masks are the ground-truth crops of the panorama. App pools the patch features of
-the full generated and reference frames under their masks (the non-learned descriptor by
-default, DINOv2 when configured). A model without truth channels (an external model) gets NaN
-rows with the reason: the SAM2 tracker and the VLM judge come in a later issue.
+tidy per-sequence rows and the per-frame rows of ``metrics``. Perception (persistbench.perception)
+has two needs, the tracker and the same-entity judge. For a reference model it is the ORACLE: the
+tracker's mask in the generated frame is the instance map the model wrote (standing in for SAM2
+initialised by DINO matching on the first frame) and the judge is the model's own record of
+whether it drew the reference target (standing in for the VLM). Any other model is perceived by
+the estimates its perception jobs cached (perceive.py); a capability configured as ``none`` makes
+every metric NaN with the reason naming its config key (Perm needs both the tracker and the
+judge, and Cont and App average the frames where Perm holds). The reference masks are the
+ground-truth crops of the panorama. App pools the patch features of the full generated and
+reference frames under their masks (the non-learned descriptor by default, DINOv2 when
+configured).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception import registry
+from worldmemory.perception.base import Unavailable
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.features import feature_backend
 from worldmemory.persistbench import metrics
+from worldmemory.persistbench.perception import (
+    CAPABILITIES,
+    MIN_PIXELS,
+    EstimatedPerception,
+    OraclePerception,
+    estimated_sources,
+)
 from worldmemory.persistbench.prepare import load_sequences
-from worldmemory.worldmembench.perception import Unavailable
-from worldmemory.worldmembench.score import FEATURE_BACKENDS, make_backend
-
-MIN_PIXELS = 4  # a tracker mask smaller than this is no valid mask
-NO_PERCEPTION = "no SAM2 tracker / VLM judge for a model without ground truth: later issue"
 
 
 def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALPHA,
-                min_pixels: int = MIN_PIXELS) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per-sequence rows, per-frame rows) of one model, in manifest order."""
+                min_pixels: int = MIN_PIXELS, estimates: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-sequence rows, per-frame rows) of one model, in manifest order. A reference model is
+    perceived by the oracle, any other by ``estimates`` (perception.estimated_sources)."""
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     model = manifest["model"]
@@ -56,7 +62,7 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
                 perception = OraclePerception(truth["instance"] == seq["target_instance"],
                                               truth["same_entity"])
         else:
-            perception = MissingPerception()
+            perception = EstimatedPerception(estimates or estimated_sources({}, None), seq["id"])
         try:
             per_frame = frame_scores(read_video(root / entry["video"]), seq, seq_root, ref_masks,
                                      perception, backend, alpha, min_pixels)
@@ -72,39 +78,6 @@ def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALP
         print(f"[score] {model} {seq['id']}: Perm invisible {perm[0]:.3f}, visible {perm[1]:.3f}",
               flush=True)
     return pd.concat(scores, ignore_index=True), pd.concat(frames, ignore_index=True)
-
-
-class SameEntityJudge(Protocol):
-    """Whether each generated frame shows the reference target (the paper's VLM, comparing the
-    reference crop with the generated crop, ignoring position and lighting)."""
-
-    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
-        """(T,) bool."""
-
-
-@dataclass
-class OraclePerception:
-    """A reference model's record of what it drew: its target masks (the tracker, a
-    ``tracking.MaskTracker``) and whether the drawn target is the reference one (the judge)."""
-
-    masks: np.ndarray  # (T, h, w) bool
-    drawn_target: np.ndarray  # (T,) bool
-
-    def track(self, frames, first_mask, start: int = 0) -> np.ndarray:
-        return self.masks
-
-    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
-        return self.drawn_target
-
-
-class MissingPerception:
-    """No tracker or judge for a model without ground truth (SAM2 and the VLM: later issue)."""
-
-    def track(self, frames, first_mask, start: int = 0) -> np.ndarray:
-        raise Unavailable(NO_PERCEPTION)
-
-    def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
-        raise Unavailable(NO_PERCEPTION)
 
 
 def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, backend,
@@ -129,20 +102,28 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sequences", required=True)
     parser.add_argument("--rollouts", required=True)
-    parser.add_argument("--features", default=ColourGradientPatches.name, choices=FEATURE_BACKENDS)
+    parser.add_argument("--perception", default="{}",
+                        help="capability -> backend (JSON) of a model without truth channels")
+    parser.add_argument("--estimates", help="the model's perception directory (perceive.py's files)")
+    parser.add_argument("--features", default=ColourGradientPatches.name, choices=registry.names("features")[:-1])
     parser.add_argument("--dinov2", help="DINOv2 checkpoint (directory or Hugging Face id)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--alpha", type=float, default=metrics.ALPHA, help="Cont's decay rate")
     parser.add_argument("--out-scores", required=True)
     parser.add_argument("--out-frames", required=True)
-    parser.add_argument("--out-info", help="the job's sidecar (JSON): model, features, device, packages")
+    parser.add_argument("--out-info", help="the job's sidecar (JSON): model, perception, features, device, packages")
     args = parser.parse_args(argv)
-    backend = make_backend(args.features, args.dinov2, args.device)
-    scores, frames = score_model(args.sequences, args.rollouts, backend, args.alpha)
+    ground_truth = json.loads((Path(args.rollouts) / "manifest.json").read_text())["ground_truth"]
+    backends = {} if ground_truth else json.loads(args.perception)
+    estimates = None if ground_truth else estimated_sources(backends, args.estimates)
+    backend = feature_backend(args.features, args.dinov2, args.device)
+    scores, frames = score_model(args.sequences, args.rollouts, backend, args.alpha, estimates=estimates)
     metrics.write_scores(scores, args.out_scores)
     metrics.write_frames(frames, args.out_frames)
     if args.out_info:
-        write_job_info(args.out_info, model=Path(args.rollouts).name, features=backend.name, device=args.device)
+        perceived = {c: "oracle" if ground_truth else backends.get(c, registry.NONE) for c in CAPABILITIES}
+        write_job_info(args.out_info, model=Path(args.rollouts).name, perception=perceived, features=backend.name,
+                       device=args.device)
 
 
 if __name__ == "__main__":

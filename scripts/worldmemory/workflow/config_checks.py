@@ -152,6 +152,7 @@ def _worldmembench(study: dict):
                 yield _unknown(key, block, param, valid, expected)
     yield from _reference_params("worldmembench", study, DEFAULT_PARAMS)
     yield from _templates("worldmembench", study, PLACEHOLDERS)
+    yield from _perception("worldmembench", study)
 
 
 def _persistbench(study: dict):
@@ -172,6 +173,7 @@ def _persistbench(study: dict):
                    "(camera_paths.PathParams documents each field)")
     yield from _reference_params("persistbench", study, DEFAULT_PARAMS)
     yield from _templates("persistbench", study, PLACEHOLDERS)
+    yield from _perception("persistbench", study)
 
 
 def _reference_params(study_name: str, study: dict, defaults: dict[str, dict]):
@@ -197,3 +199,22 @@ def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
                 check_template(spec["command"], placeholders)
             except ValueError as e:
                 yield f"{study_name}.models.{name}.command: {e}"
+
+
+REPLAY = ".replay"  # rules/common.smk names a reference model's replay <model>.replay
+
+
+def _perception(study_name: str, study: dict):
+    """Each capability's backend is one the registry knows (or ``none``); no model takes the name
+    of a replay run."""
+    from worldmemory.perception import registry
+
+    for capability, name in study.get("perception", {}).items():
+        if name not in registry.names(capability):
+            yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
+                   f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
+                   "of those")
+    for name in study.get("models", {}):
+        if name.endswith(REPLAY):
+            yield (f"{study_name}.models.{name}: names ending in {REPLAY!r} are the replays of the agreement "
+                   f"table. Fix: rename the model")

@@ -1,38 +1,42 @@
-"""Perception for WorldMemBench scoring: one interface per need, each with backends.
+"""What WorldMemBench's scoring sees in one rollout: the oracle or a model's cached estimates.
 
-The paper reads every metric through estimators (Section 4): a tracker/segmenter for target
-masks through time, DA3 for depth and (with ViPE) camera poses, and a VLM for the event
-checklist. Scoring (score.py) asks a ``Perception`` for exactly these; appearance features come
-from the patch feature backends (models/features.py) and are not part of it.
+The paper reads every metric through estimators (Section 4): target masks from a tracker, depth
+and camera poses from DA3 / ViPE, face identity from ArcFace, quality from MUSIQ and the LAION
+predictor, the event checklist from a VLM. Scoring (score.py) asks a ``Perception`` for exactly
+these needs; appearance features come from a patch feature backend and are computed while
+scoring.
 
-Backends here:
-  * ``OraclePerception`` reads the ground-truth channels a reference model wrote of what it drew
+  * ``OraclePerception`` reads the truth channels a reference model wrote of what it drew
     (truth.npz: instance ids, z-depth, camera-to-world poses, K, event state). It is exact, so it
-    calibrates the metrics; it is refused for a model without such channels.
-  * ``MissingPerception`` stands for the estimators no backend implements yet: each need raises
-    ``Unavailable`` with the reason, which score.py records beside a NaN value.
+    calibrates the metrics; it has no face or quality estimate.
+  * ``EstimatedPerception`` reads the estimates the perception jobs cached for a model without
+    truth channels (perceive.py, perception.store), one file per capability; a capability
+    configured as ``none`` is Unavailable with the reason naming its config key.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from worldmemory.perception import registry
+from worldmemory.perception.base import Unavailable
+from worldmemory.perception.store import CachedView, cached_sources
 from worldmemory.worldmembench.metrics.dynamic_memory import OracleEventJudge
 
-LATER = "later issue"
-MISSING = {
-    "masks": f"no target tracker (SAM2 video segmentation) for a model without ground truth: {LATER}",
-    "depth": f"no depth estimator (DA3) for a model without ground truth: {LATER}",
-    "camera": f"no camera pose estimator (DA3 / ViPE) for a model without ground truth: {LATER}",
-    "judge": f"no VLM event judge (Qwen3.8-27B) for a model without ground truth: {LATER}",
+MIN_PIXELS = 20  # a target is observed in a frame when its mask covers at least this many pixels
+# score family -> the capabilities its metrics read (the paper's metric families, Section 4)
+NEEDS = {
+    "quality": ("imaging_quality", "aesthetic_quality"),
+    "static": ("tracking", "faces", "camera", "depth"),
+    "dynamic": ("judge",),
+    "camera": ("camera",),
 }
-
-
-class Unavailable(Exception):
-    """A perception need without a backend; str(exception) is the reason recorded in scores."""
+FAMILIES = tuple(NEEDS)
+CONFIG_KEY = "worldmembench.perception"
 
 
 class Perception(Protocol):
@@ -44,11 +48,18 @@ class Perception(Protocol):
     def depth(self) -> np.ndarray:
         """(T, H, W) float z-depth of every frame (non-finite or <= 0 where unknown)."""
 
-    def camera(self) -> tuple[np.ndarray, np.ndarray]:
-        """((T, 4, 4) camera-to-world poses, OpenCV convention; (3, 3) intrinsics K)."""
+    def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """((T, 4, 4) camera-to-world poses, OpenCV convention; (3, 3) intrinsics K); with
+        ``translation``, Unavailable unless the positions are good enough for Eq. 2."""
 
     def event_judge(self):
         """A judge with dynamic_memory's ``judge(frames, frame_indices, phases, case)``."""
+
+    def faces(self):
+        """A face identity embedder (Human Identity)."""
+
+    def quality(self, metric: str) -> float:
+        """The rollout's General Video Quality ``metric``, normalised to [0, 1] (Section 4.2)."""
 
 
 @dataclass
@@ -64,7 +75,7 @@ class OraclePerception:
     def depth(self) -> np.ndarray:
         return self.truth["depth"]
 
-    def camera(self) -> tuple[np.ndarray, np.ndarray]:
+    def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.truth["poses"], self.truth["K"]
 
     def event_judge(self) -> OracleEventJudge:
@@ -73,18 +84,54 @@ class OraclePerception:
         return OracleEventJudge([{"started": bool(s), "progress": float(p)} for s, p in
                                  zip(self.truth["event_started"], self.truth["event_progress"])])
 
+    def faces(self):
+        raise Unavailable(registry.no_oracle("faces"))
 
-class MissingPerception:
-    """Every need raises Unavailable with the reason from MISSING."""
+    def quality(self, metric: str) -> float:
+        raise Unavailable(registry.no_oracle(metric))
+
+
+class EstimatedPerception(CachedView):
+    """One rollout's view of a model's cached estimates (perception.store.CachedView)."""
 
     def target_masks(self, target: str) -> np.ndarray:
-        raise Unavailable(MISSING["masks"])
+        fields = self.fields("tracking")
+        ids = list(fields["targets"])
+        if target not in ids:
+            raise ValueError(f"{self.sources['tracking'].path}: no track of target {target!r} in {self.key}")
+        return fields["masks"][ids.index(target)]
 
     def depth(self) -> np.ndarray:
-        raise Unavailable(MISSING["depth"])
+        return self.fields("depth")["depth"]
 
-    def camera(self) -> tuple[np.ndarray, np.ndarray]:
-        raise Unavailable(MISSING["camera"])
+    def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        fields = self.fields("camera")
+        if translation:  # a backend may estimate rotations well and translations too coarsely
+            reason = getattr(registry.backend_class("camera", self.sources["camera"].backend),
+                             "unreliable_translation", "")
+            if reason:
+                raise Unavailable(reason)
+        return fields["poses"], fields["K"]
 
     def event_judge(self):
-        raise Unavailable(MISSING["judge"])
+        self.fields("judge")
+        raise Unavailable("no event judge backend reads cached answers yet")
+
+    def faces(self):
+        self.fields("faces")
+        raise Unavailable("no face identity backend reads cached embeddings yet")
+
+    def quality(self, metric: str) -> float:
+        """The backend's normalisation of the mean raw score over the sampled frames that have one
+        (a frame without texture has none; perception.quality); NaN if none has."""
+        raw = self.fields(metric)["raw"]
+        finite = raw[np.isfinite(raw)]
+        if not len(finite):
+            return math.nan
+        scorer = registry.backend_class(metric, self.sources[metric].backend)
+        return scorer.normalise(float(finite.mean()))
+
+
+def estimated_sources(family: str, backends: dict[str, str], directory) -> dict:
+    """The cached estimates (or reasons) of the capabilities ``family`` reads."""
+    return cached_sources(NEEDS[family], backends, directory, CONFIG_KEY)

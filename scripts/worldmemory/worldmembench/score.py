@@ -1,17 +1,20 @@
-"""Per-model WorldMemBench scores with oracle perception (Section 4).
+"""Per-model WorldMemBench scores, one metric family per job (Section 4).
 
-Reads one model's rollout directory (manifest.json, lossless videos, trajectory JSON and, for
-reference models, truth.npz) and writes ONE tidy long CSV: a row per (model, case, family,
+Reads one model's rollout directory (manifest.json, videos, trajectory JSON and, for reference
+models, truth.npz) and writes, for one metric family (FAMILIES: General Video Quality, Static
+Memory, Dynamic Memory, Camera Following), a tidy long CSV: a row per (model, case, family,
 trajectory, metric, target, revisit) holding the raw per-revisit or per-rollout score, whether a
 valid observation existed and, where the value is NaN, why. Every aggregate of ``tables.py``
-(Eq. 1, means over rollouts, the Table 5 decomposition) can be recomputed from these rows.
+(Eq. 1, means over rollouts, the Table 5 decomposition) can be recomputed from these rows, which
+the tables read back in one canonical order (tables.canonical_order), so splitting the families
+into files changes no number.
 
-Target masks, depth, camera poses and event judgements come from a ``perception.Perception``:
-the ORACLE (the truth channels a reference model writes) in place of the paper's tracker /
-segmenter, DA3 / ViPE and VLM judge. A model without truth channels (``ground_truth: false``, an
-external model) gets ``MissingPerception``: every metric that needs an estimator is NaN with the
-reason, until its backend lands. Appearance features are computed from pixels by a patch feature
-backend (the non-learned ColourGradientPatches by default, DINOv2 when configured).
+Target masks, depth, camera poses, quality and event judgements come from a
+``perception.Perception``: for a reference model the ORACLE (the truth channels it wrote), for any
+other model the estimates its perception jobs cached (perceive.py), where a capability configured
+as ``none`` makes every metric that needs it NaN with the reason naming the config key. Changing
+a metric therefore never reruns an estimator. Appearance features are computed from pixels by a
+patch feature backend (the non-learned ColourGradientPatches by default, DINOv2 when configured).
 
 Besides the metrics, rollouts carry the departure/return evidence of Appendix G.1 (read by
 qualification.py): per entity target and revisit k, ``departed`` (1 if the target was unobserved
@@ -31,7 +34,7 @@ Choices the paper leaves open (documented where they are made):
     x 7 returns of LRLR, LRLRLR and LRUD), so translation rollouts carry no environment rows;
   * the Reconstruction Score's spherical grid is 72 x 36 bins (5 degrees); the paper gives none;
   * RPE_trans is scored on the translation trajectory, RPE_rot on every rotation trajectory
-    (LR-Hold included), each with the truth poses as the single estimator.
+    (LR-Hold included), each with one pose estimator (the truth poses, or the configured one).
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ import pandas as pd
 from worldmemory.common.geometry import rotation_angle
 from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video, video_shape
-from worldmemory.models.features import cosine, global_feature, patch_features_of, pool_under_mask
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception import registry
+from worldmemory.perception.base import Unavailable
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.features import cosine, feature_backend, global_feature, patch_features_of, pool_under_mask
 from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
 from worldmemory.worldmembench.metrics.dynamic_memory import (
@@ -59,38 +64,22 @@ from worldmemory.worldmembench.metrics.dynamic_memory import (
     phase_ranges,
     score_case,
 )
-from worldmemory.worldmembench.perception import MissingPerception, OraclePerception, Unavailable
+from worldmemory.worldmembench.perception import (
+    FAMILIES,
+    MIN_PIXELS,
+    NEEDS,
+    EstimatedPerception,
+    OraclePerception,
+    estimated_sources,
+)
+from worldmemory.worldmembench.tables import canonical_order
 from worldmemory.worldmembench.trajectories import Phase, Trajectory
 
 COLUMNS = ["model", "case", "family", "trajectory", "metric", "target", "revisit", "value",
            "valid", "reason"]
-MIN_PIXELS = 20
 SPHERE_GRID = (72, 36)  # (n_az, n_el) of static_memory.spherical_field: 5 degree bins
 BATCH = 8  # frames per feature-backend call
 FLOAT_FORMAT = "%.10g"
-NO_ARCFACE = "face embedder (ArcFace) not available: later issue"
-NO_QUALITY = {
-    "imaging_quality": "MUSIQ-SPAQ predictor not available: later issue",
-    "aesthetic_quality": "LAION aesthetic predictor (CLIP) not available: later issue",
-}
-FEATURE_BACKENDS = (ColourGradientPatches.name, "dinov2")
-
-
-def make_backend(name: str, dinov2: str | None = None, device: str = "cpu",
-                 max_side: int | None = None):
-    """The patch feature backend ``name``: the non-learned descriptor, or DINOv2 loaded from
-    ``dinov2`` (a local directory or a Hugging Face id)."""
-    if name == ColourGradientPatches.name:
-        return ColourGradientPatches()
-    if name == "dinov2":
-        if dinov2 is None:
-            raise ValueError("features 'dinov2' need a checkpoint (--dinov2 DIR_OR_HF_ID)")
-        from worldmemory.models.device import torch_device  # torch only when asked for
-        from worldmemory.models.dinov2 import Dinov2Features
-
-        torch_device(device)  # a missing GPU fails here, before loading the model
-        return Dinov2Features.from_pretrained(dinov2, device, max_side)
-    raise ValueError(f"unknown feature backend {name!r}; valid: {', '.join(FEATURE_BACKENDS)}")
 
 
 def load_trajectory(path) -> Trajectory:
@@ -102,9 +91,14 @@ def load_trajectory(path) -> Trajectory:
                       list(d["captions"]), float(d["fps"]))
 
 
-def score_model(cases_dir, rollouts_dir, backend, min_pixels: int = MIN_PIXELS,
-                grid: tuple[int, int] = SPHERE_GRID) -> pd.DataFrame:
-    """Score rows (COLUMNS) of every rollout of one model, sorted by case then trajectory."""
+def score_model(cases_dir, rollouts_dir, family: str, backend, estimates=None,
+                min_pixels: int = MIN_PIXELS, grid: tuple[int, int] = SPHERE_GRID) -> pd.DataFrame:
+    """Score rows (COLUMNS) of one metric ``family`` over every rollout of one model, sorted by
+    case then trajectory. A reference model is perceived by the oracle; any other by
+    ``estimates`` (capability -> cached Estimates or the reason it has none; see
+    perception.estimated_sources)."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown score family {family!r}; valid: {', '.join(FAMILIES)}")
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     model = manifest["model"]
@@ -117,29 +111,39 @@ def score_model(cases_dir, rollouts_dir, backend, min_pixels: int = MIN_PIXELS,
         if entry["family"] != case["family"]:
             raise ValueError(f"rollout {entry['case']}/{entry['trajectory']}: family "
                              f"{entry['family']!r}, but the case is {case['family']!r}")
-        scored = score_rollout(root, entry, case, backend, min_pixels, grid,
-                               manifest["ground_truth"])
+        scored = score_rollout(root, entry, case, family, backend, min_pixels, grid,
+                               manifest["ground_truth"], estimates)
         keys = {"model": model, "case": case["id"], "family": case["family"],
                 "trajectory": entry["trajectory"]}
         rows += [{**keys, **row} for row in scored]
-        print(f"[score] {model} {case['id']} {entry['trajectory']}: {len(scored)} rows", flush=True)
+        print(f"[score {family}] {model} {case['id']} {entry['trajectory']}: {len(scored)} rows", flush=True)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def score_rollout(root: Path, entry: dict, case: dict, backend, min_pixels: int,
-                  grid: tuple[int, int], ground_truth: bool = True) -> list[dict]:
-    """Rows (metric, target, revisit, value, valid, reason) of one rollout.
+def score_families(cases_dir, rollouts_dir, backend, backends: dict | None = None, estimates_dir=None,
+                   min_pixels: int = MIN_PIXELS) -> pd.DataFrame:
+    """Every family's rows of one model in the order tables read them (tables.canonical_order);
+    a model without truth channels is perceived through ``backends`` (capability -> name) and
+    the estimates in ``estimates_dir``."""
+    ground_truth = json.loads((Path(rollouts_dir) / "manifest.json").read_text())["ground_truth"]
+    parts = [score_model(cases_dir, rollouts_dir, family, backend,
+                         None if ground_truth else estimated_sources(family, backends or {}, estimates_dir),
+                         min_pixels) for family in FAMILIES]
+    return canonical_order(pd.concat([p for p in parts if len(p)], ignore_index=True))
+
+
+def score_rollout(root: Path, entry: dict, case: dict, family: str, backend, min_pixels: int,
+                  grid: tuple[int, int], ground_truth: bool = True, estimates=None) -> list[dict]:
+    """Rows (metric, target, revisit, value, valid, reason) of one metric ``family`` of one
+    rollout.
 
     With ``ground_truth`` the rollout's truth channels are the perception (OraclePerception);
-    without, MissingPerception, so estimator-based metrics are NaN with the reason.
+    without, the cached ``estimates`` (EstimatedPerception), where a capability without a backend
+    makes its metrics NaN with the reason.
     """
     name = f"{entry['case']}/{entry['trajectory']}"
     traj = load_trajectory(root / entry["trajectory_file"])
-    # Pixels are decoded for the oracle only: without truth every need raises Unavailable before
-    # a metric reads a frame, so a long external video is never decoded for nothing.
-    frames = read_video(root / entry["video"]) if ground_truth else None
-    n_video = len(frames) if ground_truth else video_shape(root / entry["video"])[0]
-    lengths = {"video": n_video, "trajectory": traj.n_frames}
+    lengths = {"video": video_shape(root / entry["video"])[0], "trajectory": traj.n_frames}
     if ground_truth:
         if entry["truth"] is None:
             raise ValueError(f"rollout {name}: no truth channels, but the manifest says "
@@ -149,25 +153,28 @@ def score_rollout(root: Path, entry: dict, case: dict, backend, min_pixels: int,
         lengths |= {key: len(truth[key]) for key in ("instance", "depth", "poses")}
         perception = OraclePerception(truth, entry["instances"])
     else:
-        perception = MissingPerception()
+        perception = EstimatedPerception(estimates or {}, name)
     if len(set(lengths.values())) != 1:
         raise ValueError(f"rollout {name}: frame counts differ: {lengths}")
     if traj.name != entry["trajectory"]:
         raise ValueError(f"rollout {name}: its trajectory file holds {traj.name!r}")
-
+    # Pixels are decoded only for the families that read them (appearance features, the judge).
+    frames = read_video(root / entry["video"]) if family in ("static", "dynamic") else None
+    if family == "quality":
+        return _quality(perception)
+    if family == "camera":
+        return _camera_rows(traj, perception)
     by_kind = {kind: [t["id"] for t in case["targets"] if t["kind"] == kind]
                for kind in ("person", "object", "environment")}
-    rows = [_row(metric, "", 0, None, reason, valid=True) for metric, reason in _quality()]
-    family = case["family"]
-    if family in ("human", "object"):
-        targets = by_kind["person" if family == "human" else "object"]
-        rows += _entity_rows(family, frames, perception, traj, targets, backend, min_pixels)
-    elif family == "environment" and traj.name != "translation":
-        rows += _environment_rows(frames, perception, traj, by_kind["environment"], backend,
-                                  grid)
-    elif family == "dynamic":
-        rows += _dynamic_rows(frames, perception, traj, case)
-    return rows + _camera_rows(traj, perception)
+    case_family = case["family"]
+    if family == "dynamic":
+        return _dynamic_rows(frames, perception, traj, case) if case_family == "dynamic" else []
+    if case_family in ("human", "object"):
+        targets = by_kind["person" if case_family == "human" else "object"]
+        return _entity_rows(case_family, frames, perception, traj, targets, backend, min_pixels)
+    if case_family == "environment" and traj.name != "translation":
+        return _environment_rows(frames, perception, traj, by_kind["environment"], backend, grid)
+    return []
 
 
 def _row(metric: str, target: str, revisit: int, value, reason: str = "",
@@ -186,9 +193,19 @@ def _unknown(metrics, targets, n_revisits: int, reason: str) -> list[dict]:
             for t in targets for k in range(1, n_revisits + 1) for m in metrics]
 
 
-def _quality() -> list[tuple[str, str]]:
-    """General Video Quality (Section 4.2): no predictor runs yet, so NaN with the reason."""
-    return [(m, video_quality.unavailable(m, NO_QUALITY[m]).reason) for m in NO_QUALITY]
+def _quality(perception) -> list[dict]:
+    """General Video Quality (Section 4.2): each metric's normalised video score, or NaN with the
+    reason where no predictor ran."""
+    rows = []
+    for metric in video_quality.NORMALISATION:
+        try:
+            value, reason = perception.quality(metric), ""
+        except Unavailable as e:
+            value, reason = None, str(e)
+        if value is not None and math.isnan(value):
+            value, reason = None, "no sampled frame has a quality score (frames without texture)"
+        rows.append(_row(metric, "", 0, value, reason, valid=True))
+    return rows
 
 
 def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: list[str],
@@ -209,6 +226,12 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
     except Unavailable as e:
         return _unknown(metrics, targets, len(revisits), str(e))
 
+    try:
+        perception.faces()
+    except Unavailable as e:
+        no_faces = str(e)
+    else:
+        raise ValueError("a face identity backend ran, but scoring reads none yet")
     windows = [traj.phases[0]] + [r for _, r in revisits]
     observed, seen_in = {}, {}
     for target, mask in target_masks.items():
@@ -230,7 +253,7 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
                      _row("return_frames", target, k, len(revisit), valid=True)]
             missing = _missing(reference, revisit, min_pixels, k)
             if family == "human":
-                rows.append(_row("human_identity", target, k, None, missing or NO_ARCFACE,
+                rows.append(_row("human_identity", target, k, None, missing or no_faces,
                                  valid=not missing))
             if missing:
                 rows.append(_row(appearance, target, k, None, missing))
@@ -331,7 +354,7 @@ def _camera_rows(traj: Trajectory, perception) -> list[dict]:
     """Camera Following (Section 4.3) with the perceived poses as the single estimator."""
     metric = "rpe_trans" if traj.name == "translation" else "rpe_rot"
     try:
-        estimated, _ = perception.camera()
+        estimated, _ = perception.camera(translation=metric == "rpe_trans")
     except Unavailable as e:
         return [_row(metric, "", 0, None, str(e), valid=True)]
     if metric == "rpe_trans":
@@ -353,18 +376,29 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", required=True, help="directory of case directories")
     ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
-    ap.add_argument("--features", default=ColourGradientPatches.name, choices=FEATURE_BACKENDS)
+    ap.add_argument("--family", required=True, choices=FAMILIES, help="the metric family to score")
+    ap.add_argument("--perception", default="{}",
+                    help="capability -> backend (JSON) of a model without truth channels")
+    ap.add_argument("--estimates", help="the model's perception directory (perceive.py's files)")
+    ap.add_argument("--features", default=ColourGradientPatches.name, choices=registry.names("features")[:-1])
     ap.add_argument("--dinov2", help="DINOv2 checkpoint (directory or Hugging Face id)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--max-side", type=int, help="DINOv2: shrink frames to this longer side")
     ap.add_argument("--min-pixels", type=int, default=MIN_PIXELS)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--out-info", help="the job's sidecar (JSON): model, features, device, packages")
+    ap.add_argument("--out-info", help="the job's sidecar (JSON): model, family, backends, device, packages")
     args = ap.parse_args(argv)
-    backend = make_backend(args.features, args.dinov2, args.device, args.max_side)
-    write_scores(score_model(args.cases, args.rollouts, backend, args.min_pixels), args.out)
+    ground_truth = json.loads((Path(args.rollouts) / "manifest.json").read_text())["ground_truth"]
+    backends = {} if ground_truth else json.loads(args.perception)
+    estimates = None if ground_truth else estimated_sources(args.family, backends, args.estimates)
+    features = None  # appearance features: the static family only
+    if args.family == "static":
+        features = feature_backend(args.features, args.dinov2, args.device, args.max_side)
+    write_scores(score_model(args.cases, args.rollouts, args.family, features, estimates, args.min_pixels), args.out)
     if args.out_info:
-        write_job_info(args.out_info, model=Path(args.rollouts).name, features=backend.name, device=args.device)
+        perceived = {c: "oracle" if ground_truth else backends.get(c, registry.NONE) for c in NEEDS[args.family]}
+        write_job_info(args.out_info, model=Path(args.rollouts).name, family=args.family, perception=perceived,
+                       features=features.name if features else None, device=args.device)
 
 
 if __name__ == "__main__":

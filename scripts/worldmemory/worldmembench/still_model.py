@@ -11,11 +11,13 @@ frames at the request's fps.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 
-import imageio_ffmpeg
 import numpy as np
 from PIL import Image
+
+from worldmemory.common.video import write_mp4
 
 
 def still_video(request_path) -> None:
@@ -24,14 +26,7 @@ def still_video(request_path) -> None:
         request = json.load(f)
     frame = np.asarray(Image.open(request["conditioning"]).convert("RGB"))
     height, width = frame.shape[:2]
-    writer = imageio_ffmpeg.write_frames(request["video"], (width, height), fps=request["fps"],
-                                         codec="libx264", pix_fmt_out="yuv444p", quality=None,
-                                         macro_block_size=1, ffmpeg_log_level="error",
-                                         output_params=["-crf", "0", "-fflags", "+bitexact"])
-    writer.send(None)
-    for _ in range(request["n_frames"]):
-        writer.send(np.ascontiguousarray(frame))
-    writer.close()
+    write_mp4(request["video"], itertools.repeat(frame, request["n_frames"]), request["fps"])
     print(f"{request['case']}/{request['trajectory_name']}: {request['n_frames']} still frames "
           f"{width}x{height} -> {request['video']}")
 

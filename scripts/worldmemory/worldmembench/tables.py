@@ -50,12 +50,21 @@ SHORT = {  # Table 2's header abbreviations, for printing
 
 
 def read_scores(paths) -> pd.DataFrame:
-    """Concatenated score CSVs (score.write_scores); only an empty value is NaN, so a target or
+    """Concatenated score CSVs (score.write_scores: one per model and metric family, given in
+    score.FAMILIES order per model) in canonical_order; only an empty value is NaN, so a target or
     model named 'NA' stays a string."""
     text = {c: str for c in ("model", "case", "family", "trajectory", "metric", "target", "reason")}
     frames = [pd.read_csv(p, keep_default_na=False, na_values={"value": [""]}, dtype=text)
               for p in paths]
-    return pd.concat(frames, ignore_index=True)
+    rows = pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
+    return canonical_order(rows.astype({"value": float, "revisit": int, "valid": bool}))
+
+
+def canonical_order(scores: pd.DataFrame) -> pd.DataFrame:
+    """Rows by model, case and trajectory, keeping the given order within a rollout (its families
+    in score.FAMILIES order), so that every aggregate sums its values in one fixed order whatever
+    the files were split into."""
+    return scores.sort_values(["model", "case", "trajectory"], kind="stable").reset_index(drop=True)
 
 
 def _eq1(rows: pd.DataFrame) -> float:

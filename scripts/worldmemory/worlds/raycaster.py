@@ -250,11 +250,11 @@ def _cast(world: World, origin, dirs, frame: int) -> dict:
     if not np.all((lo < origin) & (origin < hi)):
         raise ValueError(f"camera centre {origin} must be inside the room {lo}..{hi}")
     prims = _primitives(world, frame)
-    depth = _slabs(lo, hi, origin, dirs)[1]  # the room is hit from inside, where the ray exits
+    inv = 1.0 / np.where(dirs == 0, 1e-12, dirs)  # shared by every box's slab test
+    depth = _slabs(lo, hi, origin, inv)[1]  # the room is hit from inside, where the ray exits
     owner = np.full(len(dirs), -1)
     for i, (shape, _) in enumerate(prims):
-        hit = _hit_box if isinstance(shape, Box) else _hit_sphere
-        t = hit(shape, origin, dirs)
+        t = _hit_box(shape, origin, inv) if isinstance(shape, Box) else _hit_sphere(shape, origin, dirs)
         closer = t < depth
         depth[closer] = t[closer]
         owner[closer] = i
@@ -283,16 +283,19 @@ def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
     return prims
 
 
-def _slabs(lo, hi, origin, dirs) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parameters where each ray enters and leaves the box (slab method)."""
-    inv = 1.0 / np.where(dirs == 0, 1e-12, dirs)
+def _slabs(lo, hi, origin, inv) -> tuple[np.ndarray, np.ndarray]:
+    """Ray parameters where each ray enters and leaves the box (slab method); ``inv`` holds the
+    rays' inverse directions. The three axes are combined pairwise: the same numbers as a max /
+    min along the axis, several times faster for arrays of three columns."""
     t1 = (np.asarray(lo) - origin) * inv
     t2 = (np.asarray(hi) - origin) * inv
-    return np.minimum(t1, t2).max(axis=1), np.maximum(t1, t2).min(axis=1)
+    near, far = np.minimum(t1, t2), np.maximum(t1, t2)
+    return (np.maximum(np.maximum(near[:, 0], near[:, 1]), near[:, 2]),
+            np.minimum(np.minimum(far[:, 0], far[:, 1]), far[:, 2]))
 
 
-def _hit_box(box: Box, origin, dirs) -> np.ndarray:
-    near, far = _slabs(box.lo, box.hi, origin, dirs)
+def _hit_box(box: Box, origin, inv) -> np.ndarray:
+    near, far = _slabs(box.lo, box.hi, origin, inv)
     return np.where((near <= far) & (near > EPS), near, np.inf)
 
 

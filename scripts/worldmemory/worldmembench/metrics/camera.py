@@ -44,8 +44,10 @@ def rpe_trans(target_poses, estimated: Mapping[str, np.ndarray]) -> float:
     (the target centres have no spread), which would score every estimate 0 whatever its
     motion. Such cases are therefore left out rather than reported as perfect.
 
-    Raises ValueError, naming the estimator, for non-finite poses, a frame count differing
-    from the target, or fewer than 3 distinct camera centres (no Sim(3) fit).
+    An estimate whose camera never moves (one centre, e.g. a still video) scores the limit of
+    the Sim(3) fit as its scale goes to 0: the target's unit path length, 1. Raises ValueError,
+    naming the estimator, for non-finite poses, a frame count differing from the target, or two
+    distinct camera centres (no Sim(3) fit).
     """
     target = _checked(target_poses, "target")
     if not estimated:
@@ -59,6 +61,11 @@ def rpe_trans(target_poses, estimated: Mapping[str, np.ndarray]) -> float:
     errors = []
     for name, poses in estimates.items():
         centres = poses[:, :3, 3]
+        if len(np.unique(centres, axis=0)) == 1:
+            # a camera that never moves (a still video): the Sim(3) fit's limit as its scale goes
+            # to 0, every target step missed in full, i.e. the target's unit path length
+            errors.append(float(np.linalg.norm(target_motions[:, :3, 3], axis=1).sum()))
+            continue
         if len(np.unique(centres, axis=0)) < 3:
             raise ValueError(f"{name!r}: fewer than 3 distinct camera centres, cannot Sim(3)-align")
         aligned = apply_sim3(*umeyama(centres, target[:, :3, 3]), poses)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 import torch
-from worldmemory.models.dinov2 import Dinov2Features
-from worldmemory.models.features import cosine, global_feature, pool_under_mask
+from worldmemory.perception.dinov2 import Dinov2Features
+from worldmemory.perception.features import cosine, global_feature, pool_under_mask
 
 TINY = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, patch_size=14, image_size=28)
 REGISTERS = dict(TINY, num_register_tokens=4)

@@ -2,7 +2,7 @@
 
 The embedded default configuration must run without downloads, so it cannot use DINOv2. It uses
 :class:`ColourGradientPatches` instead: per patch cell, colour statistics and a gradient-orientation
-histogram. It has the :class:`~worldmemory.models.features.PatchFeatures` contract and the same
+histogram. It has the :class:`~worldmemory.perception.features.PatchFeatures` contract and the same
 cell geometry as DINOv2 (bottom/right padding to whole cells), so masks pool onto it the same way.
 
 It has no semantic invariance: it matches colours and edge directions, so a change of lighting,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from worldmemory.models.features import PatchGrid
+from worldmemory.perception.features import PatchGrid
 
 LUMA = np.array([0.299, 0.587, 0.114])  # Rec. 601 weights: gradients of perceived brightness
 

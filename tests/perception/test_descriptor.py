@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-from worldmemory.models.features import cosine, pool_under_mask
-from worldmemory.models.patch_descriptor import ColourGradientPatches
+from worldmemory.perception.descriptor import ColourGradientPatches
+from worldmemory.perception.features import cosine, pool_under_mask
 
 DESCRIPTOR = ColourGradientPatches()
 

@@ -3,7 +3,7 @@
 WorldMemBench (Section 4.4) pools DINOv2 features within person and object masks (Eq. 4) and
 compares global DINOv2 features (Visible Memory); PersistBench pools full-frame DINOv2 features
 under the target mask. :class:`Dinov2Features` gives the per-patch features these pool; the pooling
-itself is shared by every backend (:mod:`worldmemory.models.features`).
+itself is shared by every backend (:mod:`worldmemory.perception.features`).
 
 Images are not resized by default: they are padded at the bottom and right to whole 14-pixel
 patches, so every patch sees the frame's own pixels at the frame's own scale and a mask maps to
@@ -31,7 +31,8 @@ from transformers import (
 )
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
-from worldmemory.models.features import PatchGrid
+from worldmemory.models.device import torch_device
+from worldmemory.perception.features import PatchGrid
 
 
 class Dinov2Features:
@@ -61,7 +62,9 @@ class Dinov2Features:
     @classmethod
     def from_pretrained(cls, source: str, device: str = "cpu",
                         max_side: int | None = None) -> Dinov2Features:
-        """Load a checkpoint from a local directory or a Hugging Face id (the class follows its config)."""
+        """Load a checkpoint from a local directory or a Hugging Face id (the class follows its config);
+        a missing GPU fails first, before the model is read."""
+        torch_device(device)
         path = Path(source)
         if path.exists() and not (path / "config.json").exists():
             raise FileNotFoundError(f"{path} has no config.json: not a saved DINOv2 model directory")

@@ -130,3 +130,15 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     if norms == 0:
         raise ValueError("cosine of a zero vector")
     return float(a @ b / norms)
+
+
+def feature_backend(name: str, dinov2: str | None = None, device: str = "cpu", max_side: int | None = None):
+    """The patch feature backend ``name`` (perception.registry): the non-learned descriptor, or
+    DINOv2 loaded from ``dinov2`` (a local directory or a Hugging Face id) on ``device``."""
+    from worldmemory.perception import registry
+
+    if name != "dinov2":
+        return registry.create("features", name)
+    if dinov2 is None:
+        raise ValueError("features 'dinov2' need a checkpoint (--dinov2 DIR_OR_HF_ID)")
+    return registry.backend_class("features", name).from_pretrained(dinov2, device, max_side)

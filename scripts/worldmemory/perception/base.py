@@ -1,0 +1,45 @@
+"""What every perception backend shares: the interfaces of the capabilities and Unavailable."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class Unavailable(Exception):
+    """A capability without a backend; str(exception) is the reason recorded beside a NaN."""
+
+
+class Tracker(Protocol):
+    """Target masks through a video, from the target's mask in its first frame."""
+
+    name: str
+
+    def track(self, frames: np.ndarray, first_mask: np.ndarray) -> np.ndarray:
+        """frames (T, H, W, 3) uint8 RGB, first_mask (H, W) bool -> (T, H, W) bool, empty where
+        the target is not in view."""
+
+
+class CameraEstimator(Protocol):
+    """Camera poses of a video from its pixels and the intrinsics."""
+
+    name: str
+
+    def estimate(self, frames: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """frames (T, H, W, 3) uint8 RGB, K (3, 3) -> (T, 4, 4) camera-to-world poses (OpenCV
+        convention), frame 0 the identity, translation up to one scale."""
+
+
+class FrameQuality(Protocol):
+    """A no-reference per-frame quality predictor, with its own scale."""
+
+    name: str
+
+    def score(self, frames: np.ndarray) -> np.ndarray:
+        """frames (N, H, W, 3) uint8 RGB -> (N,) raw scores on the backend's scale."""
+
+    @classmethod
+    def normalise(cls, raw: float) -> float:
+        """A video's mean raw score mapped to [0, 1], 1 the best (a classmethod: scoring
+        normalises cached raw scores without loading the predictor)."""

@@ -1,0 +1,83 @@
+"""How far the configured estimators read from the oracle on the same pixels: perception agreement.
+
+Each reference model's generated videos are also run as an external model (``<model>.replay``,
+worldmemory.external.replay: the same frames as an H.264 MP4, without truth channels), scored
+through the configured estimators, and compared with the oracle's scores of its own videos,
+Table 1 cell by cell (percent; ``within``: |difference| <= 5 points, empty where the estimated
+cell is NaN, whose reason is the note). Perm needs the same-entity judge as well as the tracker,
+and Cont and App average the frames Perm keeps, so without a judge every cell is NaN. Two rows
+per model measure the tracker itself: its per-frame IoU with the masks the model drew (frames
+where the drawn target covers >= perception.MIN_PIXELS; median and 10th percentile).
+
+    python -m worldmemory.persistbench.agreement --pairs omniscient=omniscient.replay ... \\
+        --scores DIR --rollouts DIR --sequences DIR --estimates DIR --out results/persistbench/perception_agreement.csv
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from worldmemory.perception.store import load_estimates
+from worldmemory.persistbench.perception import MIN_PIXELS
+from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons
+from worldmemory.report.agreement import agreement_arguments, agreement_table, compared, iou_rows, mask_ious
+from worldmemory.report.tables import write_csv
+
+FAMILY = "persistence"
+TOLERANCE = 5.0  # points of Table 1's percent scale: the 0.05 of the WorldMemBench table
+
+
+def cell_agreement(oracle, estimated, model: str, tolerance: float = TOLERANCE) -> list[dict]:
+    """One row per Table 1 cell: the oracle's and the estimators' value of the same videos."""
+    ours, theirs = table1(oracle).iloc[0], table1(estimated).iloc[0]
+    reasons = dict(zip(*table1_reasons(estimated)[["cell", "reason"]].T.to_numpy()))
+    rows = []
+    for cell in CELLS:
+        a, b = float(ours[cell]), float(theirs[cell])
+        note = reasons.get(cell, "") if math.isnan(b) else ("the oracle has none" if math.isnan(a) else "")
+        rows.append(compared(model, cell, a, b, note, tolerance))
+    return rows
+
+
+def tracker_rows(model: str, rollouts: Path, sequences: Path, tracking: Path | None) -> list[dict]:
+    """The tracker's per-frame IoU with the masks the model drew."""
+    if tracking is None:
+        return iou_rows(model, [], "no tracker configured")
+    estimates = load_estimates(tracking)
+    manifest = json.loads((rollouts / "manifest.json").read_text())
+    ious = []
+    for entry in manifest["rollouts"]:
+        seq = json.loads((sequences / entry["sequence"] / "sequence.json").read_text())
+        with np.load(rollouts / entry["truth"]) as truth:
+            drawn = truth["instance"] == seq["target_instance"]
+        ious += list(mask_ious(drawn, estimates.of(entry["sequence"])["masks"], MIN_PIXELS))
+    return iou_rows(model, ious)
+
+
+def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, sequences_dir: Path,
+              estimates_dir: Path, tolerance: float = TOLERANCE):
+    rows = []
+    for model, replay in pairs.items():
+        oracle = read_scores([scores_dir / model / f"{FAMILY}.csv"])
+        estimated = read_scores([scores_dir / replay / f"{FAMILY}.csv"]).assign(model=model)
+        rows += cell_agreement(oracle, estimated, model, tolerance)
+        tracking = estimates_dir / replay / "tracking.npz"
+        rows += tracker_rows(model, rollouts_dir / model, sequences_dir, tracking if tracking.is_file() else None)
+    return agreement_table(rows)
+
+
+def main(argv=None) -> None:
+    ap = agreement_arguments(__doc__.splitlines()[0], "persistbench", TOLERANCE)
+    ap.add_argument("--sequences", required=True, type=Path, help="results/persistbench/sequences")
+    args = ap.parse_args(argv)
+    table = agreement(dict(args.pairs), args.scores, args.rollouts, args.sequences, args.estimates, args.tolerance)
+    write_csv(table, args.out)
+    print(table.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""How far the configured estimators read from the oracle on the same pixels: perception agreement.
+
+Neither paper measures its estimators' error. Here each reference model's rollout is also run as
+an external model (``<model>.replay``, worldmemory.external.replay: the same frames as an H.264
+MP4, without truth channels), scored through the configured estimators, and compared with the
+oracle's score of its own video, Table 2 column by column (``difference`` = estimated - oracle;
+``within`` says whether |difference| <= the tolerance, empty where the estimated column is NaN,
+whose reason is the note). Two rows per model measure the estimators themselves against the
+truth the reference model drew: the tracker's per-frame IoU with the true target masks (frames
+where the true target covers >= min_pixels, median and 10th percentile over all of them) and the
+camera's per-frame orientation error in degrees (the angle of R_drawn(t)^T R_estimated(t), both
+relative to frame 0; median and maximum).
+
+    python -m worldmemory.worldmembench.agreement --pairs omniscient=omniscient.replay ... \\
+        --scores DIR --rollouts DIR --estimates DIR --out results/worldmembench/perception_agreement.csv
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from worldmemory.common.geometry import rotation_angle
+from worldmemory.perception.store import load_estimates
+from worldmemory.report.agreement import agreement_arguments, agreement_table, compared, iou_rows, mask_ious
+from worldmemory.report.tables import write_csv
+from worldmemory.worldmembench.perception import FAMILIES, MIN_PIXELS
+from worldmemory.worldmembench.tables import TABLE2_COLUMNS, read_scores, table2, table2_reasons
+
+TOLERANCE = 0.05  # the issue's bar: every column an estimator supports within 0.05 of the oracle
+
+
+def column_agreement(oracle: pd.DataFrame, estimated: pd.DataFrame, model: str,
+                     tolerance: float = TOLERANCE) -> list[dict]:
+    """One row per Table 2 column: the oracle's and the estimators' value of the same videos; the
+    note of an estimated NaN is its reason."""
+    ours, theirs = table2(oracle).iloc[0], table2(estimated).iloc[0]
+    reasons = dict(zip(*table2_reasons(estimated)[["metric", "reason"]].T.to_numpy()))
+    rows = []
+    for column in TABLE2_COLUMNS[1:]:
+        a, b = float(ours[column]), float(theirs[column])
+        note = reasons.get(column, "") if math.isnan(b) else ("the oracle has none" if math.isnan(a) else "")
+        rows.append(compared(model, column, a, b, note, tolerance))
+    return rows
+
+
+def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: int = MIN_PIXELS) -> list[dict]:
+    """The tracker's per-frame IoU with the true masks, over every tracked target and frame where
+    the true target is in view."""
+    if tracking is None:
+        return iou_rows(model, [], "no tracker configured")
+    estimates = load_estimates(tracking)
+    manifest = json.loads((rollouts / "manifest.json").read_text())
+    ious = []
+    for entry in manifest["rollouts"]:
+        key = f"{entry['case']}/{entry['trajectory']}"
+        if not any(name.startswith(f"{key}/") for name in estimates.arrays):
+            continue  # environment and dynamic cases have no tracked targets
+        fields = estimates.of(key)
+        with np.load(rollouts / entry["truth"]) as truth:
+            instance = truth["instance"]
+        for target, masks in zip(fields["targets"], fields["masks"]):
+            ious += list(mask_ious(instance == entry["instances"][str(target)], masks, min_pixels))
+    return iou_rows(model, ious)
+
+
+def camera_rows(model: str, rollouts: Path, camera: Path | None) -> list[dict]:
+    """The camera estimator's per-frame orientation error against the drawn poses, in degrees."""
+    quantities = ("camera_rotation_error_deg_median", "camera_rotation_error_deg_max")
+    if camera is None:
+        return [compared(model, q, 0.0, math.nan, "no camera estimator configured") for q in quantities]
+    estimates = load_estimates(camera)
+    manifest = json.loads((rollouts / "manifest.json").read_text())
+    errors = []
+    for entry in manifest["rollouts"]:
+        estimated = estimates.of(f"{entry['case']}/{entry['trajectory']}")["poses"][:, :3, :3]
+        with np.load(rollouts / entry["truth"]) as truth:
+            drawn = truth["poses"][:, :3, :3]
+        drawn, estimated = drawn[0].T @ drawn, estimated[0].T @ estimated
+        errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ estimated)))
+    note = f"{len(errors)} frames"
+    return [compared(model, quantities[0], 0.0, float(np.median(errors)), note),
+            compared(model, quantities[1], 0.0, float(np.max(errors)), note)]
+
+
+def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, estimates_dir: Path,
+              tolerance: float = TOLERANCE) -> pd.DataFrame:
+    """The agreement table of ``pairs`` (reference model -> its replay)."""
+    rows = []
+    for model, replay in pairs.items():
+        oracle = read_scores([scores_dir / model / f"{f}.csv" for f in FAMILIES])
+        estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES])
+        rows += column_agreement(oracle, estimated.assign(model=model), model, tolerance)
+        own = estimates_dir / replay
+        rows += tracker_rows(model, rollouts_dir / model, _existing(own / "tracking.npz"))
+        rows += camera_rows(model, rollouts_dir / model, _existing(own / "camera.npz"))
+    return agreement_table(rows)
+
+
+def _existing(path: Path) -> Path | None:
+    return path if path.is_file() else None
+
+
+def main(argv=None) -> None:
+    args = agreement_arguments(__doc__.splitlines()[0], "worldmembench", TOLERANCE).parse_args(argv)
+    table = agreement(dict(args.pairs), args.scores, args.rollouts, args.estimates, args.tolerance)
+    write_csv(table, args.out)
+    print(table.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

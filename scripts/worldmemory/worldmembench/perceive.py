@@ -1,0 +1,129 @@
+"""One estimator over every rollout of a model: the cached perception scoring reads (Section 4).
+
+    python -m worldmemory.worldmembench.perceive --cases DIR --rollouts DIR \
+        --capability tracking --backend optical-flow --out results/worldmembench/perception/M/tracking.npz
+
+What each capability estimates per rollout (``case/trajectory``), at the video's own size:
+
+  * ``tracking``: the masks of every person and object target of a human or object case,
+    started from the target's mask in the conditioning frame (resized to the video if the model
+    wrote another size), the requested camera path predicting where a target that changed
+    while out of view is after a departure (perception.tracking); fields ``targets`` (ids, in
+    case order) and ``masks`` (n, T, H, W);
+  * ``camera``: camera-to-world poses of every rollout from its pixels and the case camera's
+    intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+  * ``imaging_quality``: the backend's raw score of the frames Section 4.2 samples (every fourth);
+    fields ``frames`` (indices) and ``raw``.
+
+A reference model needs none of this: its scoring reads the truth channels it wrote (the oracle).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from worldmemory.common.video import read_video
+from worldmemory.perception import registry
+from worldmemory.perception.store import save_estimates
+from worldmemory.worldmembench.cases import load_cases
+from worldmemory.worldmembench.metrics.video_quality import sampled_frames
+
+CAPABILITIES = ("tracking", "camera", "imaging_quality")
+ENTITY_KINDS = {"human": "person", "object": "object"}
+
+
+def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str) -> dict[str, dict]:
+    """Estimates (``case/trajectory`` -> fields) of ``capability`` by ``backend_name`` over every
+    rollout of the model in ``rollouts_dir``."""
+    if capability not in CAPABILITIES:
+        raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
+    backend = registry.create(capability, backend_name)
+    root = Path(rollouts_dir)
+    manifest = json.loads((root / "manifest.json").read_text())
+    cases = {case["id"]: case for case in load_cases(cases_dir)}
+    estimates = {}
+    for entry in manifest["rollouts"]:
+        key = f"{entry['case']}/{entry['trajectory']}"
+        start = time.perf_counter()
+        fields = ESTIMATORS[capability](backend, root, entry, cases[entry["case"]])
+        if fields is not None:
+            estimates[key] = fields
+            print(f"[perceive {capability}] {manifest['model']} {key}: {time.perf_counter() - start:.1f} s",
+                  flush=True)
+    return estimates
+
+
+def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
+    kind = ENTITY_KINDS.get(case["family"])
+    targets = [t for t in case["targets"] if t["kind"] == kind]
+    if not targets:
+        return None  # environment and dynamic cases are scored without target masks
+    frames = read_video(root / entry["video"])
+    size = frames.shape[2], frames.shape[1]
+    camera = _requested_path(root / entry["trajectory_file"], case, frames)
+    masks = [tracker.track(frames, _mask(t["mask"], size), camera=camera) for t in targets]
+    return {"targets": np.array([t["id"] for t in targets]), "masks": np.stack(masks).astype(bool)}
+
+
+def _camera(estimator, root: Path, entry: dict, case: dict) -> dict:
+    frames = read_video(root / entry["video"])
+    K = np.asarray(json.loads((root / entry["trajectory_file"]).read_text())["intrinsics"], dtype=float)
+    K = scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
+    return {"poses": estimator.estimate(frames, K), "K": K}
+
+
+def _imaging_quality(scorer, root: Path, entry: dict, case: dict) -> dict:
+    frames = read_video(root / entry["video"])
+    picked = np.array(sampled_frames(len(frames)))
+    return {"frames": picked, "raw": scorer.score(frames[picked])}
+
+
+ESTIMATORS = {"tracking": _tracking, "camera": _camera, "imaging_quality": _imaging_quality}
+
+
+def _requested_path(path: Path, case: dict, frames: np.ndarray):
+    """The camera path the model was asked to follow (poses, K at the video's size), where the
+    tracker predicts a changed target's place after a departure; None when the video's frame
+    count differs from the path's (the tracker then relies on the images alone)."""
+    trajectory = json.loads(path.read_text())
+    poses = np.asarray(trajectory["poses"], dtype=float)
+    if len(poses) != len(frames):
+        return None
+    K = np.asarray(trajectory["intrinsics"], dtype=float)
+    return poses, scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
+
+
+def _mask(path: str, size: tuple[int, int]) -> np.ndarray:
+    """A target's conditioning-frame mask at the video's (width, height) (nearest neighbour)."""
+    image = Image.open(path).convert("L")
+    if image.size != size:
+        image = image.resize(size, Image.NEAREST)
+    return np.asarray(image) > 0
+
+
+def scaled_intrinsics(K: np.ndarray, case: dict, width: int, height: int) -> np.ndarray:
+    """The trajectory's K (for the case camera's size) for a video of ``width`` x ``height``: a
+    model may write another resolution, and its pixels then scale by the size ratio."""
+    sx, sy = width / case["camera"]["width"], height / case["camera"]["height"]
+    return np.diag([sx, sy, 1.0]) @ K
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", required=True, help="directory of case directories")
+    ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
+    ap.add_argument("--capability", required=True, choices=CAPABILITIES)
+    ap.add_argument("--backend", required=True, help="the backend's registry name (perception.registry)")
+    ap.add_argument("--out", required=True, type=Path)
+    args = ap.parse_args(argv)
+    save_estimates(args.out, args.backend, perceive(args.cases, args.rollouts, args.capability, args.backend))
+
+
+if __name__ == "__main__":
+    main()
