@@ -99,7 +99,13 @@ def worldmembench_rollout_args(wildcards):
     study = config["worldmembench"]
     spec = WMB_RUNS[wildcards.model]
     trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
-    return model_args(spec) + " " + shlex.join(["--trajectory-params", json.dumps(trajectory, sort_keys=True)])
+    return f"{model_args(spec)} {shlex.join(['--trajectory-params', json.dumps(trajectory, sort_keys=True)])}"
+
+
+def score_files(study, runs, names):
+    """The score files ``names`` of every run of ``runs``: runs sorted, names in the given order
+    per run (the order the tables read them in)."""
+    return [f"results/{study}/scores/{run}/{name}" for run in sorted(runs) for name in names]
 
 
 # -- shared feature backend ----------------------------------------------------------------------

@@ -128,15 +128,11 @@ rule persistbench_score:
         " --out-info {output.info:q} 2>&1 | tee {log:q}"
 
 
-def pb_scores(runs, name=f"{PB_FAMILY}.csv"):
-    return [f"results/persistbench/scores/{run}/{name}" for run in sorted(runs)]
-
-
 rule persistbench_tables:
     input:
-        scores=pb_scores(PB_MODELS),
-        frames=pb_scores(PB_MODELS, f"{PB_FAMILY}_frames.csv"),
-        infos=pb_scores(PB_MODELS, f"{PB_FAMILY}.json"),
+        scores=score_files("persistbench", PB_MODELS, [f"{PB_FAMILY}.csv"]),
+        frames=score_files("persistbench", PB_MODELS, [f"{PB_FAMILY}_frames.csv"]),
+        infos=score_files("persistbench", PB_MODELS, [f"{PB_FAMILY}.json"]),
         paper=repo_path("resources", "paper_values", "persistbench_table1.csv"),
         ablation=repo_path("resources", "paper_values", "persistbench_ablation.csv"),
         config=CONFIG_STAMP,
@@ -189,7 +185,11 @@ rule persistbench_tables:
 
 rule persistbench_agreement:
     input:
-        scores=pb_scores([*PB_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_REPLAYS)]),
+        scores=score_files(
+            "persistbench",
+            [*PB_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_REPLAYS)],
+            [f"{PB_FAMILY}.csv"],
+        ),
         estimates=[
             f"results/persistbench/perception/{r}/tracking.npz"
             for r in PB_REPLAYS

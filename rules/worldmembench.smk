@@ -123,16 +123,10 @@ rule worldmembench_score:
         " {params.features_args} --out {output.scores:q} --out-info {output.info:q} 2>&1 | tee {log:q}"
 
 
-def wmb_scores(runs, suffix="csv"):
-    """Every family's score file of ``runs``, families in score.FAMILIES order per run (the order
-    the tables read them in)."""
-    return [f"results/worldmembench/scores/{run}/{family}.{suffix}" for run in sorted(runs) for family in WMB_FAMILIES]
-
-
 rule worldmembench_table2:
     input:
-        scores=wmb_scores(WMB_MODELS),
-        infos=wmb_scores(WMB_MODELS, "json"),
+        scores=score_files("worldmembench", WMB_MODELS, [f"{f}.csv" for f in WMB_FAMILIES]),
+        infos=score_files("worldmembench", WMB_MODELS, [f"{f}.json" for f in WMB_FAMILIES]),
         paper=repo_path("resources", "paper_values", "worldmembench_table2.csv"),
         config=CONFIG_STAMP,
     output:
@@ -185,8 +179,8 @@ rule worldmembench_table2:
 
 rule worldmembench_revisits:
     input:
-        scores=wmb_scores(WMB_MODELS),
-        infos=wmb_scores(WMB_MODELS, "json"),
+        scores=score_files("worldmembench", WMB_MODELS, [f"{f}.csv" for f in WMB_FAMILIES]),
+        infos=score_files("worldmembench", WMB_MODELS, [f"{f}.json" for f in WMB_FAMILIES]),
         config=CONFIG_STAMP,
     output:
         table8=report(
@@ -239,8 +233,8 @@ rule worldmembench_revisits:
 
 rule worldmembench_qualification:
     input:
-        scores=wmb_scores(WMB_MODELS),
-        infos=wmb_scores(WMB_MODELS, "json"),
+        scores=score_files("worldmembench", WMB_MODELS, [f"{f}.csv" for f in WMB_FAMILIES]),
+        infos=score_files("worldmembench", WMB_MODELS, [f"{f}.json" for f in WMB_FAMILIES]),
         paper=repo_path("resources", "paper_values", "worldmembench_table12.csv"),
         config=CONFIG_STAMP,
     output:
@@ -292,7 +286,11 @@ rule worldmembench_qualification:
 
 rule worldmembench_agreement:
     input:
-        scores=wmb_scores([*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)]),
+        scores=score_files(
+            "worldmembench",
+            [*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)],
+            [f"{f}.csv" for f in WMB_FAMILIES],
+        ),
         estimates=[
             f"results/worldmembench/perception/{r}/{c}.npz"
             for r in WMB_REPLAYS

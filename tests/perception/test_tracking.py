@@ -140,6 +140,33 @@ def test_pan_follows_the_shifted_mask():
     assert gone and not masks[gone].any()
 
 
+def travelling(n, seed=3, step=(0, 3), pan_step=(0, 2)):
+    """A target travelling ``step`` px a frame over a background the camera pans over by
+    ``pan_step`` (PersistBench's dynamic targets: the camera follows a moving object, so target
+    and background move apart). Returns frames and true masks."""
+    wide = background(H + 40, W + 2 * pan_step[1] * n, seed)
+    # a green target with a texture of its own (blurred noise: not periodic, so no shift aliases)
+    look = np.clip(background(H, W, seed + 1).astype(int) // 2 + [0, 100, 30], 0, 255).astype(np.uint8)
+    frames, truth = [], []
+    for t in range(n):
+        y, x = pan_step[0] * t, pan_step[1] * t
+        view = wide[y:y + H, x:x + W]
+        mask = disc(H, W, 48 + step[0] * t - y + pan_step[0] * t, 30 + step[1] * t, r=9)
+        spot = np.roll(look, (step[0] * t, step[1] * t), axis=(0, 1))  # its own texture moves with it
+        frames.append(np.where(mask[..., None], spot, view))
+        truth.append(mask)
+    return np.stack(frames), np.stack(truth)
+
+
+def test_a_target_travelling_over_its_background_is_followed():
+    """The target moves 3 px a frame to the right while the background moves 2 px a frame to the
+    left: its neighbourhood mixes both motions, its own pixels and flow follow it."""
+    frames, truth = travelling(20)
+    masks = FlowTracker().track(noisy(frames, seed=6), truth[0])
+    ious = [round(iou(m, t), 3) for m, t in zip(masks, truth)]
+    assert min(ious) >= 0.7, ious
+
+
 def test_target_that_leaves_and_returns_unchanged_is_refound():
     """The camera pans 6 px a frame until the target has left the view, holds, and pans back:
     empty masks while it is out of view (19 frames, longer than ``max_chain``, so the chained

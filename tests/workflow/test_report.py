@@ -58,6 +58,7 @@ def built(tmp_path_factory, snakemake):
         "vith-stand-in": {"source": "hf", "id": "facebook/vjepa2-vith-fpc64-256"}}
     build_model(random["config"], seed=1).save_pretrained(workdir / "resources" / "models" / "vith-stand-in")
     config["worldmembench"]["models"]["omniscient"]["paper_name"] = "LingBot-World"
+    config["worldmembench"]["agreement"] = False  # no paper item (test_worldmembench_workflow builds it)
     path = workdir / "both.yaml"
     path.write_text(yaml.safe_dump(config))
     snakemake(workdir, path)

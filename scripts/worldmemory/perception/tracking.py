@@ -30,7 +30,16 @@ rotations) and a good local model for a rigid target otherwise.
    refined by ECC (``cv2.findTransformECCWithMask``, colour, affine correction; an affine step
    larger than ``max_linear_change`` must beat a pure shift by ``affine_gain`` in correlation,
    since striped textures let an affine slide at no gain). A final correlation of at least
-   ``same_correlation`` VERIFIES the target: it still looks like the anchor.
+   ``same_correlation``, of the neighbourhood and of the target alone, VERIFIES the target: it
+   still looks like the anchor (the target alone too, or a registration of the background would
+   verify the place a moving target has left).
+   A target in view but not verified, and not at the image border, may be moving over its
+   background (PersistBench's dynamic targets, followed by the camera): the neighbourhood then
+   mixes two motions and dense flow, smoothed over a small target, takes the background's. Its
+   pixels of frame t-1 are found again in frame t by masked normalised cross-correlation
+   (``cv2.matchTemplate``) within a window of its size, a shift of H that keeps the anchor's
+   shape (the median flow inside its mask when the best correlation is below
+   ``own_correlation``). A target at the border moves with the background (it leaves the view).
 3. The warped anchor mask is refined with GrabCut (``cv2.grabCut``) in a band of ``band`` x the
    target's size around it, kept when its IoU with the warped mask is >= ``accept_same``. Parts
    of the target first seen in a later frame (it was cut by the anchor's border) are added to
@@ -223,7 +232,8 @@ class FlowTracker:
                  grabcut_iterations: int = 3, accept_same: float = 0.8,
                  accept_changed: float = 0.35, max_area_ratio: float = 2.5,
                  stable_iou: float = 0.85, stable_frames: int = 2, refine: bool = True,
-                 skip_align: float = 0.99, skip_refine: float = 2.0):
+                 skip_align: float = 0.99, skip_refine: float = 2.0, own_correlation: float = 0.5,
+                 own_margin: float = 0.1):
         """Parameters (defaults in brackets; module docstring for what each step does):
 
         min_pixels [20]: a warped anchor mask with fewer pixels in the image is out of view.
@@ -244,6 +254,9 @@ class FlowTracker:
         accept_same [0.8], accept_changed [0.35]: IoU with the seed a GrabCut result needs.
         max_area_ratio [2.5]: a changed target's segment may have 1/2.5 to 2.5 x the seed's area.
         stable_iou [0.85], stable_frames [2]: when a changed target's segment becomes the anchor.
+        own_correlation [0.5], own_margin [0.1]: the template correlation at which a target's own
+            pixels place it, and by how much it must beat the background's motion (module
+            docstring, step 2).
         refine [True]: GrabCut at all (False: the warped anchor mask is the mask).
         """
         if flow_preset not in _FLOW_PRESETS:
@@ -271,6 +284,8 @@ class FlowTracker:
         self.refine = refine
         self.skip_align = skip_align
         self.skip_refine = skip_refine
+        self.own_correlation = own_correlation
+        self.own_margin = own_margin
         self._sift = cv2.SIFT_create(nfeatures=300, contrastThreshold=0.01)
         self._matcher = cv2.BFMatcher(cv2.NORM_L2)
         self._ones = None
@@ -482,11 +497,43 @@ class _Run:
         else:
             H, cc = k._align(self.anchor, self.colour[t], starts[best], k.max_linear_change)
         self.last_cc = cc
-        if cc >= k.same_correlation:
+        if cc >= k.same_correlation and k._score(self.anchor, self.colour[t], H, "core") >= k.same_correlation:
             self.H = H
             return True
-        self.H = chained
+        # its neighbourhood moved as aligned (or with the background, if not aligned); the target
+        # may have moved on its own, unless it is at the border (it leaves with the view)
+        static = H if cc >= k.same_correlation else chained
+        touching = previous[0].any() or previous[-1].any() or previous[:, 0].any() or previous[:, -1].any()
+        self.H = static if touching else self._own_motion(t, previous, static)
         return False
+
+    def _own_motion(self, t, previous, static) -> np.ndarray:
+        """H at t for a target in view that its neighbourhood does not verify: it moved with its
+        neighbourhood (``static``), unless it travels over it (the neighbourhood then mixes two
+        motions, and dense flow, smoothed over a small target, takes the background's). Its
+        pixels in frame t-1 (under its last mask) are matched in frame t by masked normalised
+        cross-correlation (``cv2.matchTemplate``) within a window of its size around its last
+        place; the best match becomes a shift of H (the anchor's shape is kept) when it
+        correlates >= ``own_correlation`` and better by ``own_margin`` than the place ``static``
+        predicts."""
+        k = self.k
+        ys, xs = np.nonzero(previous)
+        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+        r = max(4, y1 - y0, x1 - x0)
+        wy0, wx0 = max(0, y0 - r), max(0, x0 - r)
+        window = np.ascontiguousarray(self.frames[t][wy0:min(self.h, y1 + r), wx0:min(self.w, x1 + r)])
+        template = np.ascontiguousarray(self.frames[t - 1][y0:y1, x0:x1])
+        weights = np.ascontiguousarray(previous[y0:y1, x0:x1]).astype(np.uint8)
+        scores = np.nan_to_num(cv2.matchTemplate(window, template, cv2.TM_CCOEFF_NORMED, mask=weights),
+                               nan=-1.0, posinf=-1.0, neginf=-1.0)
+        _, best, _, (bx, by) = cv2.minMaxLoc(scores)
+        centre = np.array([xs.mean(), ys.mean(), 1.0])
+        moved = static @ np.linalg.inv(self.H) @ centre
+        cx, cy = (np.rint(moved[:2] / moved[2] - centre[:2]) + [x0 - wx0, y0 - wy0]).astype(int)
+        background = scores[cy, cx] if 0 <= cy < scores.shape[0] and 0 <= cx < scores.shape[1] else -1.0
+        if best < k.own_correlation or best < background + k.own_margin:
+            return static
+        return _normalised(_translate(wx0 + bx - x0, wy0 + by - y0) @ self.H)
 
     def _refind(self, t, chained) -> bool | None:
         """The target was out of view at t-1: predictions of its place (registration, camera
