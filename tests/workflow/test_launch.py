@@ -312,8 +312,10 @@ def test_run_sh_ends_the_jobs_of_a_killed_snakemake_and_resumes(tmp_path, workdi
     assert launch.orphaned_jobs(workdir) == []
 
 
-def test_a_target_swallowed_by_configfile_is_named_with_the_fix(tmp_path):
-    """`--configfile config/paper.yaml results/table2.csv` reads the target as a second config file."""
+def test_a_target_swallowed_by_configfile_is_named_with_the_fix(tmp_path, monkeypatch):
+    """`--configfile config/paper.yaml results/table2.csv` reads the target as a second config file
+    (in a working directory where the target is not built yet)."""
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(launch.LaunchError) as error:
         launch.check_config_files([REPO / "config" / "paper.yaml", Path("results/table2.csv")])
     message = str(error.value)

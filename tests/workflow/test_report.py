@@ -57,6 +57,8 @@ def built(tmp_path_factory, snakemake):
         "tiny-test-random": random,
         "vith-stand-in": {"source": "hf", "id": "facebook/vjepa2-vith-fpc64-256"}}
     build_model(random["config"], seed=1).save_pretrained(workdir / "resources" / "models" / "vith-stand-in")
+    models = config["worldmembench"]["models"]
+    config["worldmembench"]["models"] = {m: models[m] for m in ("omniscient", "amnesic")}  # enough for a report
     config["worldmembench"]["models"]["omniscient"]["paper_name"] = "LingBot-World"
     config["worldmembench"]["agreement"] = False  # no paper item (test_worldmembench_workflow builds it)
     path = workdir / "both.yaml"
