@@ -4,7 +4,14 @@ import math
 
 import numpy as np
 import pytest
-from worldmemory.report.agreement import agreement_arguments, agreement_table, compared, iou_rows, mask_ious
+from worldmemory.report.agreement import (
+    agreement_arguments,
+    agreement_table,
+    compared,
+    iou_rows,
+    mask_ious,
+    table_rows,
+)
 
 
 def test_compared_says_within_only_inside_the_tolerance():
@@ -42,3 +49,11 @@ def test_pairs_are_split_at_the_first_equals_sign():
     args = agreement_arguments("d", "worldmembench", 0.05).parse_args(
         ["--pairs", "a=a.replay", "b=b=c", "--scores", "s", "--rollouts", "r", "--estimates", "e", "--out", "o"])
     assert dict(args.pairs) == {"a": "a.replay", "b": "b=c"} and args.tolerance == 0.05
+
+
+def test_table_rows_say_why_a_value_is_missing():
+    ours = {"a": 0.5, "b": 0.5, "c": math.nan}
+    theirs = {"a": 0.52, "b": math.nan, "c": 0.3}
+    rows = table_rows("m", ["a", "b", "c"], ours, theirs, {"b": "b is 'none'"}, 0.05)
+    assert [(r["quantity"], r["within"], r["note"]) for r in rows] == [
+        ("a", True, ""), ("b", "", "b is 'none'"), ("c", "", "the oracle has none")]

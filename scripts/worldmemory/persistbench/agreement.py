@@ -16,7 +16,6 @@ where the drawn target covers >= perception.MIN_PIXELS; median and 10th percenti
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,14 @@ import numpy as np
 from worldmemory.perception.store import load_estimates
 from worldmemory.persistbench.perception import MIN_PIXELS
 from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons
-from worldmemory.report.agreement import agreement_arguments, agreement_table, compared, iou_rows, mask_ious
+from worldmemory.report.agreement import (
+    agreement_arguments,
+    agreement_table,
+    existing,
+    iou_rows,
+    mask_ious,
+    table_rows,
+)
 from worldmemory.report.tables import write_csv
 
 FAMILY = "persistence"
@@ -35,12 +41,7 @@ def cell_agreement(oracle, estimated, model: str, tolerance: float = TOLERANCE) 
     """One row per Table 1 cell: the oracle's and the estimators' value of the same videos."""
     ours, theirs = table1(oracle).iloc[0], table1(estimated).iloc[0]
     reasons = dict(zip(*table1_reasons(estimated)[["cell", "reason"]].T.to_numpy()))
-    rows = []
-    for cell in CELLS:
-        a, b = float(ours[cell]), float(theirs[cell])
-        note = reasons.get(cell, "") if math.isnan(b) else ("the oracle has none" if math.isnan(a) else "")
-        rows.append(compared(model, cell, a, b, note, tolerance))
-    return rows
+    return table_rows(model, CELLS, ours, theirs, reasons, tolerance)
 
 
 def tracker_rows(model: str, rollouts: Path, sequences: Path, tracking: Path | None) -> list[dict]:
@@ -65,8 +66,8 @@ def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, seque
         oracle = read_scores([scores_dir / model / f"{FAMILY}.csv"])
         estimated = read_scores([scores_dir / replay / f"{FAMILY}.csv"]).assign(model=model)
         rows += cell_agreement(oracle, estimated, model, tolerance)
-        tracking = estimates_dir / replay / "tracking.npz"
-        rows += tracker_rows(model, rollouts_dir / model, sequences_dir, tracking if tracking.is_file() else None)
+        tracking = existing(estimates_dir / replay / "tracking.npz")
+        rows += tracker_rows(model, rollouts_dir / model, sequences_dir, tracking)
     return agreement_table(rows)
 
 

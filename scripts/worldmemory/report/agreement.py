@@ -25,6 +25,23 @@ def compared(model: str, quantity: str, oracle: float, estimated: float, note: s
             "difference": difference, "within": within, "note": note}
 
 
+def table_rows(model: str, quantities, ours, theirs, reasons: dict, tolerance: float) -> list[dict]:
+    """One row per table quantity: the oracle's value (``ours``) and the estimators' (``theirs``)
+    of the same videos; the note of an estimated NaN is its reason, of an oracle NaN that the
+    oracle has none."""
+    rows = []
+    for quantity in quantities:
+        a, b = float(ours[quantity]), float(theirs[quantity])
+        note = reasons.get(quantity, "") if math.isnan(b) else ("the oracle has none" if math.isnan(a) else "")
+        rows.append(compared(model, quantity, a, b, note, tolerance))
+    return rows
+
+
+def existing(path: Path) -> Path | None:
+    """``path`` if the estimates file exists (the capability has a backend), else None."""
+    return path if path.is_file() else None
+
+
 def mask_ious(true: np.ndarray, estimated: np.ndarray, min_pixels: int) -> np.ndarray:
     """Per-frame IoU of (T, H, W) masks over the frames where the true mask covers >= min_pixels."""
     shown = true.sum(axis=(1, 2)) >= min_pixels

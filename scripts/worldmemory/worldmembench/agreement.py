@@ -26,7 +26,15 @@ import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
 from worldmemory.perception.store import load_estimates
-from worldmemory.report.agreement import agreement_arguments, agreement_table, compared, iou_rows, mask_ious
+from worldmemory.report.agreement import (
+    agreement_arguments,
+    agreement_table,
+    compared,
+    existing,
+    iou_rows,
+    mask_ious,
+    table_rows,
+)
 from worldmemory.report.tables import write_csv
 from worldmemory.worldmembench.perception import FAMILIES, MIN_PIXELS
 from worldmemory.worldmembench.tables import TABLE2_COLUMNS, read_scores, table2, table2_reasons
@@ -40,12 +48,7 @@ def column_agreement(oracle: pd.DataFrame, estimated: pd.DataFrame, model: str,
     note of an estimated NaN is its reason."""
     ours, theirs = table2(oracle).iloc[0], table2(estimated).iloc[0]
     reasons = dict(zip(*table2_reasons(estimated)[["metric", "reason"]].T.to_numpy()))
-    rows = []
-    for column in TABLE2_COLUMNS[1:]:
-        a, b = float(ours[column]), float(theirs[column])
-        note = reasons.get(column, "") if math.isnan(b) else ("the oracle has none" if math.isnan(a) else "")
-        rows.append(compared(model, column, a, b, note, tolerance))
-    return rows
+    return table_rows(model, TABLE2_COLUMNS[1:], ours, theirs, reasons, tolerance)
 
 
 def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: int = MIN_PIXELS) -> list[dict]:
@@ -96,13 +99,9 @@ def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, estim
         estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES])
         rows += column_agreement(oracle, estimated.assign(model=model), model, tolerance)
         own = estimates_dir / replay
-        rows += tracker_rows(model, rollouts_dir / model, _existing(own / "tracking.npz"))
-        rows += camera_rows(model, rollouts_dir / model, _existing(own / "camera.npz"))
+        rows += tracker_rows(model, rollouts_dir / model, existing(own / "tracking.npz"))
+        rows += camera_rows(model, rollouts_dir / model, existing(own / "camera.npz"))
     return agreement_table(rows)
-
-
-def _existing(path: Path) -> Path | None:
-    return path if path.is_file() else None
 
 
 def main(argv=None) -> None:
