@@ -37,9 +37,11 @@ rule permanence_train:
         benchmark_tsv("permanence/train_{model}")
     wildcard_constraints:
         model=models_with("train"),
+    # Started first: the longest job, and the rest of the study waits on it.
+    priority: 10
     conda:
         "../envs/torch.yaml"
-    threads: THREADS
+    threads: lambda wc: PERM_MODELS[wc.model]["train"].get("threads", THREADS)
     resources:
         mem_mb=6000,
         runtime=60,

@@ -4,8 +4,9 @@ import json
 
 import numpy as np
 import pytest
-from worldmemory.models.vjepa2 import load_model, weights_digest
-from worldmemory.permanence.train import sample_mask, train
+import torch
+from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, load_model, weights_digest
+from worldmemory.permanence.train import normalised_pool, sample_mask, train
 
 MICRO = dict(crop_size=64, patch_size=16, frames_per_clip=8, tubelet_size=2, hidden_size=48,
              num_attention_heads=4, num_hidden_layers=1, pred_hidden_size=32,
@@ -58,8 +59,19 @@ def test_training_writes_a_loadable_model_deterministically(tmp_path):
     assert a["final_loss"] > 0 and any("step 3/3" in line for line in logs)
 
 
-def test_training_changes_the_weights(tmp_path):
-    from worldmemory.models.vjepa2 import build_model
+def test_normalised_pool_gives_the_bits_of_per_step_preprocessing():
+    """Training gathers batches from the pool normalised once: the same bits as preprocessing the
+    uint8 batch at its step, for a flipped batch too (the flip commutes with per-pixel maps)."""
+    backend = VJEPA2Backend(build_model(MICRO))
+    pool = np.random.default_rng(0).integers(0, 256, (5, 8, 64, 64, 3), dtype=np.uint8)
+    normalised = normalised_pool(backend, pool, chunk=2)
+    pick = np.array([4, 0, 4])
+    assert torch.equal(normalised[torch.as_tensor(pick)], backend.preprocess(pool[pick]))
+    flipped = np.ascontiguousarray(pool[pick][:, :, :, ::-1])
+    assert torch.equal(normalised[torch.as_tensor(pick)].flip(-1), backend.preprocess(flipped))
+    assert not torch.equal(normalised[torch.as_tensor(pick)], backend.preprocess(flipped))
 
+
+def test_training_changes_the_weights(tmp_path):
     train(MICRO, SETTINGS, tmp_path / "m", log=lambda *_: None)
     assert weights_digest(load_model(str(tmp_path / "m"))) != weights_digest(build_model(MICRO, seed=SETTINGS["seed"]))

@@ -171,17 +171,25 @@ class _RotationAligner:
         self.huber, self.noise = huber, noise
         self.structure_sigma = structure_sigma
         self.max_iterations = max_iterations
-        ys, xs = np.mgrid[margin:height - margin, margin:width - margin]
-        self.rows, self.cols = ys.ravel(), xs.ravel()
+        self.inside = (slice(margin, height - margin), slice(margin, width - margin))
+        ys, xs = np.mgrid[self.inside]
+        rows, cols = ys.ravel(), xs.ravel()
         # homogeneous pixel centres (continuous coordinates: pixel (i, j) has its centre at j + 0.5)
-        self.pixels = np.stack([self.cols + 0.5, self.rows + 0.5, np.ones(self.cols.size)])
+        self.pixels = np.stack([cols + 0.5, rows + 0.5, np.ones(cols.size)])
         u, v, _ = self.K_inv @ self.pixels
-        # d(normalised image point)/d(rotation vector) at the identity, then through K's 2x2 block
-        du = np.stack([-u * v, 1 + u * u, -v], axis=1)
-        dv = np.stack([-(1 + v * v), u * v, u], axis=1)
+        # d(normalised image point)/d(rotation vector) at the identity, then through K's 2x2 block;
+        # stored (3, N) so that the per-pixel products run over contiguous rows
+        du = np.stack([-u * v, 1 + u * u, -v])
+        dv = np.stack([-(1 + v * v), u * v, u])
         A = self.K[:2, :2]
         self.dx = (A[0, 0] * du + A[0, 1] * dv).astype(np.float32)
         self.dy = (A[1, 0] * du + A[1, 1] * dv).astype(np.float32)
+        # scratch buffers of the residual (the warp is evaluated tens of thousands of times)
+        self._q = np.empty((3, cols.size))
+        self._uv = np.empty((2, cols.size))
+        self._maps = np.empty((2, cols.size), np.float32)
+        self._in_view = np.empty((2, cols.size), bool)
+        self._limits = np.array([[width - 1], [height - 1]], np.float32)
 
     def template(self, image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Template intensities (N,) and steepest-descent images (N, 3) of frame t.
@@ -199,23 +207,30 @@ class _RotationAligner:
             tx, ty = -np.sin(theta), np.cos(theta)  # along the edge
             along = coherence * (gx * tx + gy * ty)
             gx, gy = gx - along * tx, gy - along * ty
-        gx, gy = gx[self.rows, self.cols], gy[self.rows, self.cols]
-        J = gx[:, None] * self.dx + gy[:, None] * self.dy
-        return image[self.rows, self.cols], J
+        gx, gy = gx[self.inside].ravel(), gy[self.inside].ravel()
+        J = np.empty((gx.size, 3), np.float32)  # (N, 3) C-ordered, written through its transpose
+        np.multiply(self.dx, gx, out=J.T)
+        np.add(J.T, self.dy * gy, out=J.T)
+        return image[self.inside].ravel(), J
 
-    def _residual(self, T, image, dR) -> tuple[np.ndarray, np.ndarray]:
-        q = self.K @ dR.T @ self.K_inv @ self.pixels
-        mx = (q[0] / q[2] - 0.5).astype(np.float32)
-        my = (q[1] / q[2] - 0.5).astype(np.float32)
-        valid = (mx >= 0) & (my >= 0) & (mx <= self.width - 1) & (my <= self.height - 1)
-        warped = cv2.remap(image, mx[None], my[None], cv2.INTER_LINEAR,
+    def residual(self, T, image, dR) -> tuple[np.ndarray, np.ndarray]:
+        """Residual (N,) of frame t+1 warped by step dR against the template T, and which pixels
+        stay in view (N,) bool. Both are new arrays; only the intermediates reuse buffers."""
+        q = np.matmul(self.K @ dR.T @ self.K_inv, self.pixels, out=self._q)
+        np.divide(q[:2], q[2], out=self._uv)
+        maps = np.subtract(self._uv, 0.5, out=self._maps)  # float64 -> float32 as astype does
+        in_view = np.greater_equal(maps, 0, out=self._in_view)
+        in_view &= maps <= self._limits
+        valid = in_view[0] & in_view[1]
+        warped = cv2.remap(image, maps[0:1], maps[1:2], cv2.INTER_LINEAR,
                            borderMode=cv2.BORDER_REPLICATE)[0]
         return warped - T, valid
 
-    def cost(self, T, image, dR, prior_mean=None, prior_information=None) -> float:
-        """Negative log posterior (up to a constant) of step dR: the robust (Huber) photometric
-        cost over the pixels that stay in view, in units of the noise, plus the prior's."""
-        e, valid = self._residual(T, image, dR)
+    def cost(self, residual, dR, prior_mean=None, prior_information=None) -> float:
+        """Negative log posterior (up to a constant) of step dR, given its ``residual`` (e, valid):
+        the robust (Huber) photometric cost over the pixels that stay in view, in units of the
+        noise, plus the prior's."""
+        e, valid = residual
         if valid.sum() < 0.2 * valid.size:
             return math.inf
         a = np.abs(e[valid])
@@ -229,19 +244,24 @@ class _RotationAligner:
     def mismatch(self, T, image, dR) -> float:
         """Fraction of the in-view pixels that the step leaves farther than ``huber`` from the
         template: a few percent for a consistent pair, most of the image across a scene change."""
-        e, valid = self._residual(T, image, dR)
+        e, valid = self.residual(T, image, dR)
         if not valid.any():
             return 1.0
         return float(np.mean(np.abs(e[valid]) > self.huber))
 
-    def align(self, T, J, image, dR, prior_mean=None, prior_information=None):
-        """Refine step dR; returns (dR, data information matrix A (3x3, per rad^2))."""
+    def align(self, T, J, image, dR, prior_mean=None, prior_information=None, residual=None):
+        """Refine step dR; returns (dR, data information matrix A (3x3, per rad^2)). ``residual``:
+        the residual at the start dR where the caller already has it (one warp fewer)."""
         A = np.zeros((3, 3))
+        J_rows = np.ascontiguousarray(J.T)  # (3, N): the weighting runs over contiguous rows
+        Jw = np.empty_like(J)  # J weighted per pixel, (N, 3) like J
         for _ in range(self.max_iterations):
-            e, valid = self._residual(T, image, dR)
-            a = np.abs(e)
-            w = np.where(a < self.huber, 1.0, self.huber / np.maximum(a, 1e-12)) * valid
-            Jw = J * w[:, None].astype(np.float32)
+            e, valid = self.residual(T, image, dR) if residual is None else residual
+            residual = None
+            # Huber weights: 1 within ``huber``, huber / |e| beyond; 0 out of view
+            w = self.huber / np.maximum(np.abs(e), self.huber)
+            w *= valid
+            np.multiply(J_rows, w, out=Jw.T)
             A = (Jw.T @ J).astype(np.float64) / self.noise**2
             b = (Jw.T @ e).astype(np.float64) / self.noise**2
             if prior_information is not None:
@@ -280,6 +300,7 @@ class _Tracks:
         self.K, self.K_inv = K, np.linalg.inv(K)
         self.corners, self.min_tracks = corners, min_tracks
         self.min_distance, self.block = min_distance, block
+        self.disc = _disc_offsets(min_distance)
         self.forward_backward_px = forward_backward_px
         self.max_parallax_step_px = max_parallax_step_px
         self.lk = dict(winSize=(window, window), maxLevel=1,
@@ -294,8 +315,12 @@ class _Tracks:
         if len(pts) >= self.min_tracks or len(pts) >= self.corners:
             return ids, pts
         mask = np.full(grey.shape, 255, np.uint8)
-        for x, y in pts:
-            cv2.circle(mask, (int(round(x)), int(round(y))), self.min_distance, 0, -1)
+        if len(pts):  # a disc of min_distance around each track, as cv2.circle draws it, at once
+            centres = np.rint(pts).astype(int)  # rint: half to even, like round()
+            rows = (centres[:, 1:] + self.disc[0]).ravel()
+            cols = (centres[:, :1] + self.disc[1]).ravel()
+            inside = (rows >= 0) & (rows < grey.shape[0]) & (cols >= 0) & (cols < grey.shape[1])
+            mask[rows[inside], cols[inside]] = 0
         new = cv2.goodFeaturesToTrack(grey, self.corners - len(pts), _CORNER_QUALITY, self.min_distance,
                                       mask=mask, blockSize=self.block)
         if new is None:
@@ -304,12 +329,12 @@ class _Tracks:
         coherence = _coherence(grey.astype(np.float32), _STRUCTURE_SIGMA)
         cols, rows = np.round(new).astype(int).T
         new = new[coherence[rows, cols] < _MAX_CORNER_COHERENCE]
-        ids = np.r_[ids, np.arange(self.next_id, self.next_id + len(new))]
+        ids = np.concatenate([ids, np.arange(self.next_id, self.next_id + len(new))])
         self.next_id += len(new)
-        return ids, np.r_[pts, new]
+        return ids, np.concatenate([pts, new])
 
     def predict(self, pts, dR) -> np.ndarray:
-        q = np.c_[pts + 0.5, np.ones(len(pts))] @ (self.K @ dR.T @ self.K_inv).T
+        q = _homogeneous(pts) @ (self.K @ dR.T @ self.K_inv).T
         return (q[:, :2] / q[:, 2:] - 0.5).astype(np.float32)
 
     def step(self, grey_a, grey_b, dR, still: bool) -> None:
@@ -331,6 +356,24 @@ class _Tracks:
         self.frames.append(self._detect(grey_b, ids[ok], nxt[ok]))
 
 
+def _disc_offsets(radius: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column offsets of the pixels that cv2.circle fills for a disc of ``radius``
+    around an integer centre (the same pixels wherever the centre is)."""
+    centre = radius + 1
+    stamp = np.zeros((2 * centre + 1, 2 * centre + 1), np.uint8)
+    cv2.circle(stamp, (centre, centre), radius, 255, -1)
+    rows, cols = np.nonzero(stamp)
+    return rows - centre, cols - centre
+
+
+def _homogeneous(pts) -> np.ndarray:
+    """(n, 3) float64 rows (x + 0.5, y + 0.5, 1) of pixel-index points (pixel centres at integers)."""
+    h = np.empty((len(pts), 3))
+    h[:, :2] = pts + 0.5
+    h[:, 2] = 1.0
+    return h
+
+
 def _free_flow(grey_a, grey_b, pts) -> tuple[np.ndarray, np.ndarray]:
     """Pyramidal LK of points from a to b without a prediction (for large, unexpected motion)."""
     if len(pts) < 8:
@@ -350,7 +393,7 @@ def _common(tracks: list, a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _bearings(K_inv, pts) -> np.ndarray:
-    p = np.c_[pts + 0.5, np.ones(len(pts))] @ K_inv.T
+    p = _homogeneous(pts) @ K_inv.T
     return p / np.linalg.norm(p, axis=1, keepdims=True)
 
 
@@ -366,7 +409,7 @@ def _fit_rotation(K, pts_a, pts_b, rounds: int = 4) -> tuple[np.ndarray, np.ndar
     R = np.eye(3)
     residual = np.full(len(ba), np.inf)
     for _ in range(rounds):
-        if keep.sum() < 3:
+        if np.count_nonzero(keep) < 3:
             break
         U, _, Vt = np.linalg.svd(bb[keep].T @ ba[keep])
         R = U @ np.diag([1.0, 1.0, np.sign(np.linalg.det(U @ Vt))]) @ Vt
@@ -385,8 +428,7 @@ def _essential_residual(K, pts_a, pts_b, threshold: float) -> float:
         return math.inf
     K_inv = np.linalg.inv(K)
     F = K_inv.T @ E @ K_inv
-    xa = np.c_[pts_a + 0.5, np.ones(len(pts_a))]
-    xb = np.c_[pts_b + 0.5, np.ones(len(pts_b))]
+    xa, xb = _homogeneous(pts_a), _homogeneous(pts_b)
     Fa, Ftb = xa @ F.T, xb @ F
     num = np.einsum("ij,ij->i", xb, Fa) ** 2
     den = Fa[:, 0] ** 2 + Fa[:, 1] ** 2 + Ftb[:, 0] ** 2 + Ftb[:, 1] ** 2
@@ -554,7 +596,8 @@ class FeatureMatchingCamera:
             mean, information = self._prior(history)
             predicted = _exp(history[-1] if history else np.zeros(3))
             start, matched = predicted, False
-            cost = aligner.cost(T_, images[t + 1], predicted, mean, information)
+            start_residual = aligner.residual(T_, images[t + 1], predicted)
+            cost = aligner.cost(start_residual, predicted, mean, information)
             # a free (unpredicted) feature match proposes another start for large, unexpected motion
             pa, pb = _free_flow(track_grey[t], track_grey[t + 1], tracks.frames[-1][1])
             if len(pa) >= _MIN_MATCHES:
@@ -562,9 +605,10 @@ class FeatureMatchingCamera:
                 if inliers is not None and inliers.sum() >= max(_MIN_MATCHES, 0.5 * len(pa)):
                     sel = inliers.ravel() == 1
                     R_ab, _ = _fit_rotation(K, pa[sel], pb[sel])  # b = R_ab a, so R_ab = dR^T
-                    if aligner.cost(T_, images[t + 1], R_ab.T, mean, information) < cost:
-                        start, matched = R_ab.T, True
-            dR, A = aligner.align(T_, J, images[t + 1], start, mean, information)
+                    residual = aligner.residual(T_, images[t + 1], R_ab.T)
+                    if aligner.cost(residual, R_ab.T, mean, information) < cost:
+                        start, start_residual, matched = R_ab.T, residual, True
+            dR, A = aligner.align(T_, J, images[t + 1], start, mean, information, start_residual)
             diag.mismatch.append(aligner.mismatch(T_, images[t + 1], dR))
             surprise = math.degrees(np.linalg.norm(_log(dR) - mean))
             changed = diag.mismatch[-1] > _MAX_MISMATCH or (surprise > _MAX_SURPRISE_DEG

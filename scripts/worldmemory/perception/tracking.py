@@ -115,8 +115,9 @@ def _translate(dx: float, dy: float) -> np.ndarray:
 
 
 def _warp(mask: np.ndarray, H: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """``mask`` seen through homography H on a (w, h) image: bilinear, then >= half covered."""
-    out = cv2.warpPerspective(mask.astype(np.float32), H, size, flags=cv2.INTER_LINEAR,
+    """``mask`` (bool, or already as float32) seen through homography H on a (w, h) image:
+    bilinear, then >= half covered."""
+    out = cv2.warpPerspective(np.asarray(mask, dtype=np.float32), H, size, flags=cv2.INTER_LINEAR,
                               borderMode=cv2.BORDER_CONSTANT, borderValue=0)
     return out > 0.5
 
@@ -148,10 +149,12 @@ class _Anchor:
     def __init__(self, index: int, image: np.ndarray, gray: np.ndarray, mask: np.ndarray,
                  margin: float):
         h, w = mask.shape
-        self.index, self.image, self.gray, self.features = index, image.astype(np.float32), gray, None
+        self.index, self.gray, self.features = index, gray, None
+        self.image = np.asarray(image, dtype=np.float32)
         self.px, self.py = w // 2, h // 2
         self.canvas = np.zeros((h + 2 * self.py, w + 2 * self.px), dtype=bool)
         self.canvas[self.py:self.py + h, self.px:self.px + w] = mask
+        self._canvas_changed()
         self.known = np.zeros_like(self.canvas)
         self.known[self.py:self.py + h, self.px:self.px + w] = True
         ys, xs = np.nonzero(mask)
@@ -189,13 +192,18 @@ class _Anchor:
         return (x0, y0, cv2.warpPerspective(self.image, M, dsize, flags=cv2.INTER_LINEAR),
                 cv2.warpPerspective(region, M, dsize, flags=cv2.INTER_NEAREST))
 
+    def _canvas_changed(self) -> None:
+        """Derive what mask_in and centre read from the canvas once per change, not per call."""
+        self.weights = self.canvas.astype(np.float32)
+        ys, xs = np.nonzero(self.canvas)
+        self._centre = np.array([xs.mean() - self.px, ys.mean() - self.py, 1.0])
+
     def mask_in(self, H: np.ndarray, size: tuple[int, int]) -> np.ndarray:
         """The target's mask in a frame that the anchor maps to by H."""
-        return _warp(self.canvas, H @ self.offset, size)
+        return _warp(self.weights, H @ self.offset, size)
 
     def centre(self) -> np.ndarray:
-        ys, xs = np.nonzero(self.canvas)
-        return np.array([xs.mean() - self.px, ys.mean() - self.py, 1.0])
+        return self._centre
 
     def extend(self, mask: np.ndarray, H: np.ndarray) -> None:
         """Add what frame t (anchor -> t by H) shows of the target where the anchor could not."""
@@ -208,6 +216,7 @@ class _Anchor:
         if new.any():
             self.canvas[new] = _warp(mask, back, shape)[new]
             self.known |= new
+            self._canvas_changed()
 
 
 # ------------------------------------------------------------------------------------ tracker
@@ -219,7 +228,8 @@ class FlowTracker:
 
     It has the ``track(frames, first_mask, start=0)`` interface of PersistBench's
     ``tracking.MaskTracker`` (SeamlessTracker can wrap it) and serves WorldMemBench's
-    ``Perception.target_masks``.
+    ``Perception.target_masks``. It keeps the work its targets share of the last video it saw
+    (flow, SIFT features, registrations; ``_Video``) for the next target of that video.
     """
 
     name = "optical-flow"
@@ -289,6 +299,7 @@ class FlowTracker:
         self._sift = cv2.SIFT_create(nfeatures=300, contrastThreshold=0.01)
         self._matcher = cv2.BFMatcher(cv2.NORM_L2)
         self._ones = None
+        self._video = None
 
     # ---------------------------------------------------------------- public
     def track(self, frames: np.ndarray, first_mask: np.ndarray, start: int = 0,
@@ -313,7 +324,14 @@ class FlowTracker:
         out = np.zeros((T, h, w), dtype=bool)
         if not first.any():
             return out
-        return _Run(self, frames, first, start, camera, out).run()
+        return _Run(self, self._video_of(frames), first, start, camera, out).run()
+
+    def _video_of(self, frames: np.ndarray) -> _Video:
+        """The shared per-video work of ``frames``: the last video's again when the frames are
+        equal (the callers track each target of a video in turn), else a new one."""
+        if self._video is None or not np.array_equal(self._video.frames, frames):
+            self._video = _Video(self, frames)
+        return self._video
 
     # ---------------------------------------------------------------- pieces
     def _grabcut(self, image, seed, grow, iterations):
@@ -353,7 +371,10 @@ class FlowTracker:
         with fewer than ``min_inliers`` inliers."""
         if anchor.features is None:
             anchor.features = self._sift.detectAndCompute(anchor.gray, None)
-        return _sift_homography(self._sift, self._matcher, anchor.features, gray, self.min_inliers)
+        if not _enough(anchor.features, self.min_inliers):
+            return None
+        return _sift_homography(self._matcher, anchor.features, self._sift.detectAndCompute(gray, None),
+                                self.min_inliers)
 
     def _score(self, anchor: _Anchor, image: np.ndarray, H0: np.ndarray, which: str = "ring") -> float:
         """Correlation of the anchor's neighbourhood seen through H0 with ``image``."""
@@ -419,18 +440,54 @@ class FlowTracker:
         return -w <= x / z <= 2 * w and -h <= y / z <= 2 * h
 
 
+class _Video:
+    """The work that every target of one video shares, each piece done once, when first needed
+    (the perceive scripts track each target of a video in turn): grey and float frames, and per
+    frame the dense flow from the previous frame with its background homography, the SIFT
+    features, and the registrations to anchor frames."""
+
+    def __init__(self, tracker: FlowTracker, frames: np.ndarray):
+        self.k = tracker
+        self.frames = frames.copy()  # the caller may change its array before the next track
+        self.gray = _gray(frames)
+        self.colour = frames.astype(np.float32)
+        h, w = frames.shape[1:3]
+        self.ys, self.xs = np.mgrid[0:h, 0:w].astype(np.float32)
+        self.grid = np.zeros((h, w), bool)
+        self.grid[3::6, 3::6] = True  # the background's flow: every 6th pixel
+        self._dis = cv2.DISOpticalFlow_create(_FLOW_PRESETS[tracker.flow_preset])
+        self._flows, self._features, self._registrations = {}, {}, {}
+
+    def flow(self, t: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Dense flow frame t-1 -> t and the homography fitted to it over the whole frame."""
+        if t not in self._flows:
+            flow = self._dis.calc(self.gray[t - 1], self.gray[t], None)
+            self._flows[t] = flow, self.k._flow_homography(flow, self.grid, self.xs, self.ys)
+        return self._flows[t]
+
+    def features(self, t: int):
+        if t not in self._features:
+            self._features[t] = self.k._sift.detectAndCompute(self.gray[t], None)
+        return self._features[t]
+
+    def register(self, a: int, t: int) -> np.ndarray | None:
+        """Homography frame a -> frame t from SIFT matches (FlowTracker._register)."""
+        if (a, t) not in self._registrations:
+            features = self.features(a)
+            self._registrations[a, t] = (
+                _sift_homography(self.k._matcher, features, self.features(t), self.k.min_inliers)
+                if _enough(features, self.k.min_inliers) else None)
+        return self._registrations[a, t]
+
+
 class _Run:
     """One ``FlowTracker.track`` call: its per-frame state and steps."""
 
-    def __init__(self, tracker: FlowTracker, frames, first, start, camera, out):
-        self.k, self.frames, self.start, self.camera, self.out = tracker, frames, start, camera, out
-        self.T, self.h, self.w = frames.shape[:3]
+    def __init__(self, tracker: FlowTracker, video: _Video, first, start, camera, out):
+        self.k, self.video, self.start, self.camera, self.out = tracker, video, start, camera, out
+        self.frames, self.gray, self.colour = video.frames, video.gray, video.colour
+        self.T, self.h, self.w = video.frames.shape[:3]
         self.size = (self.w, self.h)
-        self.gray = _gray(frames)
-        self.colour = frames.astype(np.float32)
-        self.ys, self.xs = np.mgrid[0:self.h, 0:self.w].astype(np.float32)
-        self.grid = np.zeros((self.h, self.w), bool)
-        self.grid[3::6, 3::6] = True  # the background's flow: every 6th pixel
         self.anchor = self._anchor(start, first)
         self.H = np.eye(3)  # anchor -> current frame
         self.older = np.eye(3)  # H two frames back (constant-velocity start)
@@ -442,18 +499,16 @@ class _Run:
         out[start] = first
 
     def _anchor(self, t, mask):
-        return _Anchor(t, self.frames[t], self.gray[t], mask, self.k.template_margin)
+        return _Anchor(t, self.colour[t], self.gray[t], mask, self.k.template_margin)
 
     def run(self) -> np.ndarray:
-        dis = cv2.DISOpticalFlow_create(_FLOW_PRESETS[self.k.flow_preset])
         for t in range(self.start + 1, self.T):
             before = self.H
             self.since_verified += 1
             if self.lost and self.since_verified > self.k.max_chain:
                 flow, chained = None, self.H  # the chain is no longer trusted: no flow needed
             else:
-                flow = dis.calc(self.gray[t - 1], self.gray[t], None)
-                background = self.k._flow_homography(flow, self.grid, self.xs, self.ys)
+                flow, background = self.video.flow(t)
                 chained = _normalised((background if background is not None else np.eye(3)) @ self.H)
             if self.lost:
                 found = self._refind(t, chained)
@@ -482,12 +537,12 @@ class _Run:
         region = cv2.dilate(previous.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
         region[1::2] = False
         region[:, 1::2] = False
-        local = k._flow_homography(flow, region, self.xs, self.ys)
+        local = k._flow_homography(flow, region, self.video.xs, self.video.ys)
         if local is not None:
             starts.append(_normalised(local @ self.H))
         if k.reregister and t - self.registered >= k.reregister and self.last_cc < k.reregister_below:
             self.registered = t
-            registered = k._register(self.anchor, self.gray[t])
+            registered = self.video.register(self.anchor.index, t)
             if registered is not None:
                 starts.append(registered)
         scores = [k._score(self.anchor, self.colour[t], H) for H in starts]
@@ -543,7 +598,7 @@ class _Run:
         k, anchor = self.k, self.anchor
         hinted = (_rotation_homography(self.camera, anchor.index, t)
                   if self.camera is not None else None)
-        registered = (k._register(anchor, self.gray[t])
+        registered = (self.video.register(anchor.index, t)
                       if hinted is None or k._near(anchor, hinted, self.size) else None)
         recent = chained if self.since_verified <= k.max_chain else None
         candidates = [H for H in (registered, hinted, recent)
@@ -597,13 +652,17 @@ class _Run:
 
 
 # ------------------------------------------------------------------------------------ locate
-def _sift_homography(sift, matcher, features_a, gray_b, min_inliers: int):
+def _enough(features, min_inliers: int) -> bool:
+    """Whether SIFT ``features`` (keypoints, descriptors) can give ``min_inliers`` matches."""
+    return features[1] is not None and len(features[0]) >= min_inliers
+
+
+def _sift_homography(matcher, features_a, features_b, min_inliers: int):
+    """Homography from SIFT ``features_a`` to ``features_b`` (ratio test, RANSAC), or None."""
+    if not (_enough(features_a, min_inliers) and _enough(features_b, min_inliers)):
+        return None
     kp_a, des_a = features_a
-    if des_a is None or len(kp_a) < min_inliers:
-        return None
-    kp_b, des_b = sift.detectAndCompute(gray_b, None)
-    if des_b is None or len(kp_b) < min_inliers:
-        return None
+    kp_b, des_b = features_b
     good = [m[0] for m in matcher.knnMatch(des_a, des_b, k=2)
             if len(m) == 2 and m[0].distance < 0.8 * m[1].distance]
     if len(good) < min_inliers:

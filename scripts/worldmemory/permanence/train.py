@@ -79,6 +79,20 @@ def render_pool(rng: np.random.Generator, n_clips: int, n_frames: int, crop_size
     return pool
 
 
+def normalised_pool(backend: VJEPA2Backend, pool: np.ndarray, chunk: int = 16) -> torch.Tensor:
+    """The pool preprocessed once: float32 (N, T, 3, crop, crop) (12 bytes per pixel).
+
+    Preprocessing is per pixel, so a batch gathered from this tensor, flipped or not, has the bits
+    of the same batch preprocessed at its step (it took a tenth of every step). The values are
+    stored pixel-major, as preprocessing leaves them: the encoder's convolution rounds differently
+    on another memory layout.
+    """
+    out = torch.empty(pool.shape, dtype=torch.float32, device=backend.device)
+    for start in range(0, len(pool), chunk):
+        out[start : start + chunk] = backend.preprocess(pool[start : start + chunk]).permute(0, 1, 3, 4, 2)
+    return out.permute(0, 1, 4, 2, 3)
+
+
 def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", log=print) -> dict:
     seed = settings["seed"]
     rng = stable_rng(f"seed{seed}", TRAIN_NAMESPACE)  # disjoint from the evaluation scenes' generators
@@ -89,8 +103,9 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
     cfg = model.config
     side, slots = cfg.crop_size // cfg.patch_size, cfg.frames_per_clip // cfg.tubelet_size
     t0 = time.time()
-    pool = render_pool(rng, settings["clips"], cfg.frames_per_clip, cfg.crop_size)
-    log(f"[train] rendered {len(pool)} training clips in {time.time() - t0:.1f}s")
+    pool = normalised_pool(backend, render_pool(rng, settings["clips"], cfg.frames_per_clip, cfg.crop_size))
+    log(f"[train] rendered {len(pool)} training clips ({pool.numel() * 4 / 2**30:.1f} GiB as float32) "
+        f"in {time.time() - t0:.1f}s")
 
     steps, warmup = settings["steps"], settings["warmup_steps"]
     opt = torch.optim.AdamW(model.parameters(), lr=settings["lr"], weight_decay=settings["weight_decay"])
@@ -100,10 +115,9 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
     kinds = settings["mask_kinds"]
     history = []
     for step in range(steps):
-        clips = pool[rng.integers(0, len(pool), settings["batch_size"])]
+        x = pool[torch.as_tensor(rng.integers(0, len(pool), settings["batch_size"]))]
         if rng.random() < 0.5:  # horizontal flip: the ball's row and motion must not be memorised
-            clips = clips[:, :, :, ::-1]
-        x = backend.preprocess(np.ascontiguousarray(clips))
+            x = x.flip(-1)
         hidden = sample_mask(rng, kinds[step % len(kinds)], side, slots)
         visible = np.setdiff1d(np.arange(slots * side * side), hidden)
         with torch.no_grad():

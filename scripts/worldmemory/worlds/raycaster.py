@@ -24,6 +24,7 @@ Conventions
 from __future__ import annotations
 
 import copy
+import functools
 from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar
 
@@ -221,15 +222,26 @@ def render(world: World, c2w, K, width: int, height: int, frame: int = 0) -> dic
     shaded as texture colour x Lambert (fixed light, ambient floor), vectorised over pixels.
     """
     c2w = np.asarray(c2w, dtype=float)
-    u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
-    pixels = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], axis=1)
-    dirs = pixels @ np.linalg.inv(np.asarray(K, dtype=float)).T @ c2w[:3, :3].T
+    K = np.asarray(K, dtype=float)
+    dirs = _camera_rays(K.tobytes(), K.shape, width, height) @ c2w[:3, :3].T
     out = _cast(world, c2w[:3, 3], dirs, frame)
     return {
         "rgb": out["rgb"].reshape(height, width, 3),
         "depth": out["depth"].astype(np.float32).reshape(height, width),
         "instance": out["instance"].reshape(height, width),
     }
+
+
+@functools.lru_cache(maxsize=16)
+def _camera_rays(K_bytes: bytes, shape: tuple, width: int, height: int) -> np.ndarray:
+    """Pixel-centre rays in camera coordinates, (u + 0.5, v + 0.5, 1) K^-T (N, 3), read-only:
+    the same for every frame of a video, so made once per intrinsics and image size."""
+    K = np.frombuffer(K_bytes).reshape(shape)
+    u, v = np.meshgrid(np.arange(width) + 0.5, np.arange(height) + 0.5)
+    pixels = np.stack([u.ravel(), v.ravel(), np.ones(u.size)], axis=1)
+    rays = pixels @ np.linalg.inv(K).T
+    rays.flags.writeable = False
+    return rays
 
 
 def render_rays(world: World, origins, directions, frame: int = 0) -> dict:
@@ -245,32 +257,43 @@ def render_rays(world: World, origins, directions, frame: int = 0) -> dict:
 
 
 def _cast(world: World, origin, dirs, frame: int) -> dict:
-    """Nearest hit and shading of the rays origin + t dirs; 'depth' is the ray parameter t."""
+    """Nearest hit and shading of the rays origin + t dirs; 'depth' is the ray parameter t.
+
+    Boxes work on transposed (3, N) copies of the rays, one contiguous row per axis, which numpy
+    runs several times faster than the columns of (N, 3) arrays; every number is the same
+    elementwise expression either way. Spheres keep the (N, 3) rows of their dot products.
+    """
     lo, hi = np.asarray(world.room.lo), np.asarray(world.room.hi)
     if not np.all((lo < origin) & (origin < hi)):
         raise ValueError(f"camera centre {origin} must be inside the room {lo}..{hi}")
     prims = _primitives(world, frame)
-    inv = 1.0 / np.where(dirs == 0, 1e-12, dirs)  # shared by every box's slab test
-    depth = _slabs(lo, hi, origin, inv)[1]  # the room is hit from inside, where the ray exits
-    owner = np.full(len(dirs), -1)
-    for i, (shape, _) in enumerate(prims):
-        t = _hit_box(shape, origin, inv) if isinstance(shape, Box) else _hit_sphere(shape, origin, dirs)
-        closer = t < depth
-        depth[closer] = t[closer]
-        owner[closer] = i
+    dirs_t = np.ascontiguousarray(dirs.T)
+    origin_t = origin[:, None] if origin.ndim == 1 else np.ascontiguousarray(origin.T)
+    inv = np.where(dirs_t == 0, 1e-12, dirs_t)
+    np.divide(1.0, inv, out=inv)  # inverse directions, shared by every box's slab test
+    depth = _slabs(lo, hi, origin_t, inv)[1]  # the room is hit from inside, where the ray exits
+    owner = np.zeros(len(dirs), dtype=np.intp)  # 0: the room, i: prims[i - 1]
+    for i, (shape, _) in enumerate(prims, start=1):
+        if isinstance(shape, Box):
+            t, far = _slabs(np.asarray(shape.lo), np.asarray(shape.hi), origin_t, inv)
+            closer = (t <= far) & (t > EPS) & (t < depth)  # a hit, and nearer
+        else:
+            t = _hit_sphere(shape, origin, dirs)
+            closer = t < depth
+        np.copyto(depth, t, where=closer)
+        np.copyto(owner, i, where=closer)
 
-    points = origin + depth[:, None] * dirs
-    rgb = np.empty((len(dirs), 3))
-    instance = np.zeros(len(dirs), dtype=np.int32)
-    walls = owner < 0
-    rgb[walls] = _shade_room(world.room, points[walls])
-    for i, (shape, inst) in enumerate(prims):
-        sel = owner == i
-        if sel.any():
-            rgb[sel] = _shade(shape, points[sel])
-            instance[sel] = inst
-    return {"rgb": np.round(np.clip(rgb, 0, 1) * 255).astype(np.uint8), "depth": depth,
-            "instance": instance}
+    points = origin_t + depth * dirs_t
+    rgb = _shade_boxes(world.room, [shape for shape, _ in prims], owner, points)
+    for i, (shape, _) in enumerate(prims, start=1):
+        if isinstance(shape, Sphere):
+            sel = np.flatnonzero(owner == i)
+            rgb[:, sel] = _shade_sphere(shape, np.ascontiguousarray(points[:, sel].T)).T
+    np.clip(rgb, 0, 1, out=rgb)
+    rgb *= 255
+    rgb = np.round(rgb, out=rgb).astype(np.uint8)
+    instance = np.array([0, *(inst for _, inst in prims)], dtype=np.int32)[owner]
+    return {"rgb": np.ascontiguousarray(rgb.T), "depth": depth, "instance": instance}
 
 
 def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
@@ -284,19 +307,18 @@ def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
 
 
 def _slabs(lo, hi, origin, inv) -> tuple[np.ndarray, np.ndarray]:
-    """Ray parameters where each ray enters and leaves the box (slab method); ``inv`` holds the
-    rays' inverse directions. The three axes are combined pairwise: the same numbers as a max /
-    min along the axis, several times faster for arrays of three columns."""
-    t1 = (np.asarray(lo) - origin) * inv
-    t2 = (np.asarray(hi) - origin) * inv
-    near, far = np.minimum(t1, t2), np.maximum(t1, t2)
-    return (np.maximum(np.maximum(near[:, 0], near[:, 1]), near[:, 2]),
-            np.minimum(np.minimum(far[:, 0], far[:, 1]), far[:, 2]))
-
-
-def _hit_box(box: Box, origin, inv) -> np.ndarray:
-    near, far = _slabs(box.lo, box.hi, origin, inv)
-    return np.where((near <= far) & (near > EPS), near, np.inf)
+    """Ray parameters where each ray enters and leaves the box (slab method); ``origin`` (3, 1)
+    or (3, N) and ``inv``, the rays' inverse directions (3, N), hold one axis per row. The axes
+    are combined pairwise: the same numbers as a max / min over the rows, and faster."""
+    for a in range(3):  # one axis at a time: a few (N,) arrays in memory, not (3, N) ones
+        t1 = (lo[a] - origin[a]) * inv[a]
+        t2 = (hi[a] - origin[a]) * inv[a]
+        if a == 0:
+            near, far = np.minimum(t1, t2), np.maximum(t1, t2)
+        else:
+            np.maximum(near, np.minimum(t1, t2), out=near)
+            np.minimum(far, np.maximum(t1, t2), out=far)
+    return near, far
 
 
 def _hit_sphere(sphere: Sphere, origin, dirs) -> np.ndarray:
@@ -315,40 +337,55 @@ def _hit_sphere(sphere: Sphere, origin, dirs) -> np.ndarray:
     return np.where((disc >= 0) & (t > EPS), t, np.inf)
 
 
-def _box_face(lo, hi, points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Face axis (0..2) and side (+1 at hi, -1 at lo) of points on a box, and their 2D face
-    coordinates (metres from the lo corner along the other two axes)."""
-    lo, hi = np.asarray(lo), np.asarray(hi)
-    rel = (points - (lo + hi) / 2) / ((hi - lo) / 2)
-    axis = np.abs(rel).argmax(axis=1)
-    side = np.sign(rel[np.arange(len(points)), axis])
-    others = np.array([[1, 2], [0, 2], [0, 1]])[axis]
-    uv = np.take_along_axis(points - lo, others, axis=1)
-    return axis, side, uv
+def _box_face(centre, half, lo, points) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Face axis (0..2) and side (+1 at hi, -1 at lo) of points (3, n) on boxes given by their
+    centres (lo + hi) / 2, half-sizes (hi - lo) / 2 and lo corners (each (3, n), one per point),
+    and their 2D face coordinates u, v (metres from lo along the other two axes, in order)."""
+    rel = points - centre
+    rel /= half
+    size = np.abs(rel)
+    if np.isnan(size.sum()):  # a degenerate box: argmax's rule, under which a NaN wins
+        axis = size.argmax(axis=0)
+        face = rel[axis, np.arange(len(axis))]
+    else:  # the same rule (first of the largest) row by row, cheaper than a reduction over rows
+        second = size[1] > size[0]
+        third = size[2] > np.maximum(size[0], size[1])
+        axis = np.where(third, 2, second)
+        face = np.where(third, rel[2], np.where(second, rel[1], rel[0]))
+    q = points - lo
+    return axis, np.sign(face), np.where(axis == 0, q[1], q[0]), np.where(axis == 2, q[1], q[2])
 
 
 def _lambert(normals) -> np.ndarray:
     return (AMBIENT + (1 - AMBIENT) * np.clip(normals @ LIGHT, 0, None))[:, None]
 
 
-def _shade_room(room: Room, points) -> np.ndarray:
-    axis, side, uv = _box_face(room.lo, room.hi, points)
-    normals = np.zeros_like(points)
-    normals[np.arange(len(points)), axis] = -side  # walls face into the room
-    wall = 2 * axis + (side > 0)
-    rgb = np.empty_like(points)
-    for w, texture in enumerate(room.walls):
-        sel = wall == w
-        rgb[sel] = _pattern(texture, uv[sel, 0], uv[sel, 1])
-    return rgb * _lambert(normals)
+def _face_lambert(axis, sign) -> np.ndarray:
+    """``_lambert`` (n,) of the normals sign x (unit vector along axis), without building them:
+    their dot product with LIGHT is exactly sign x LIGHT[axis], the other terms being zeros."""
+    return AMBIENT + (1 - AMBIENT) * np.maximum(sign * LIGHT[axis], 0)
 
 
-def _shade(shape: Box | Sphere, points) -> np.ndarray:
-    if isinstance(shape, Box):
-        axis, side, uv = _box_face(shape.lo, shape.hi, points)
-        normals = np.zeros_like(points)
-        normals[np.arange(len(points)), axis] = side
-        return _pattern(shape.texture, uv[:, 0], uv[:, 1]) * _lambert(normals)
+def _shade_boxes(room: Room, shapes: list, owner, points) -> np.ndarray:
+    """Shaded colours (3, N) of points (3, N) on the faces of their owners (0: the room, seen
+    from inside, i: shapes[i - 1]), in one vectorised pass in which each point gathers its box's
+    corners and its face's texture from small tables. Points owned by a sphere are shaded as if
+    on the room, for the caller to overwrite."""
+    boxes = [room, *(s if isinstance(s, Box) else room for s in shapes)]
+    lo = np.array([b.lo for b in boxes], dtype=float).T  # (3, boxes)
+    hi = np.array([b.hi for b in boxes], dtype=float).T
+    centre, half, lo = (a.take(owner, axis=1) for a in ((lo + hi) / 2, (hi - lo) / 2, lo))
+    axis, side, u, v = _box_face(centre, half, lo, points)
+    walls = 2 * axis + (side > 0)
+    textures = [*room.walls, *(s.texture if isinstance(s, Box) else room.walls[0] for s in shapes)]
+    rgb = _patterns(textures, np.where(owner == 0, walls, owner + 5), u, v)
+    facing = np.array([-1.0] + [1.0] * len(shapes))  # walls face into the room
+    rgb *= _face_lambert(axis, facing[owner] * side)
+    return rgb
+
+
+def _shade_sphere(shape: Sphere, points) -> np.ndarray:
+    """Shaded colours (n, 3) of points (n, 3) on the sphere (or ellipsoid)."""
     axes = shape.radius * np.asarray(shape.stretch)
     unit = (points - np.asarray(shape.center)) / axes  # on the unit sphere: texture coordinates
     normals = unit / axes
@@ -366,23 +403,53 @@ def _shade(shape: Box | Sphere, points) -> np.ndarray:
 
 
 def _pattern(texture: Texture, a, b) -> np.ndarray:
-    """Colours of a 2D pattern at surface coordinates (a, b) in metres."""
+    """Colours (n, 3) of a 2D pattern at surface coordinates (a, b) in metres."""
     c, s = np.cos(texture.angle), np.sin(texture.angle)
-    x = np.floor((c * a + s * b) / texture.scale)
-    y = np.floor((c * b - s * a) / texture.scale)
-    if texture.kind == "tiles":
-        weight = (x + y) % 2
-    elif texture.kind == "stripes":
-        weight = x % 2
-    else:
-        weight = _hash01(x, y)
+    weight = _weight(texture.kind, *_cells(a, b, c, s, texture.scale))
     c0, c1 = np.asarray(texture.colors, dtype=float)
     return c0 + weight[:, None] * (c1 - c0)
 
 
+def _patterns(textures: list, which, a, b) -> np.ndarray:
+    """Colours (3, n) of the patterns textures[which] (one per point) at (a, b): ``_pattern`` of
+    many textures at once, each point gathering its texture's numbers from small tables."""
+    cos = np.array([np.cos(t.angle) for t in textures])[which]  # the scalar calls of _pattern
+    sin = np.array([np.sin(t.angle) for t in textures])[which]
+    x, y = _cells(a, b, cos, sin, np.array([t.scale for t in textures], dtype=float)[which])
+    kind = np.array([{"tiles": 0, "stripes": 1}.get(t.kind, 2) for t in textures])[which]
+    weight = _mod2(np.where(kind == 0, x + y, x))  # as _weight: tiles, stripes ...
+    noise = np.flatnonzero(kind == 2)  # ... and any other kind
+    weight[noise] = _hash01(x[noise], y[noise])
+    c0, c1 = np.array([t.colors for t in textures], dtype=float).transpose(1, 2, 0)
+    out = np.empty((3, len(which)))
+    for k in range(3):
+        np.add(c0[k][which], weight * (c1[k] - c0[k])[which], out=out[k])
+    return out
+
+
+def _cells(a, b, c, s, scale) -> tuple[np.ndarray, np.ndarray]:
+    """Pattern cell (x, y) of surface coordinates (a, b), rotated by (cos, sin) = (c, s)."""
+    return np.floor((c * a + s * b) / scale), np.floor((c * b - s * a) / scale)
+
+
+def _weight(kind: str, x, y) -> np.ndarray:
+    """Blend weight in [0, 1] between a pattern's two colours in cell (x, y)."""
+    if kind == "tiles":
+        return _mod2(x + y)
+    if kind == "stripes":
+        return _mod2(x)
+    return _hash01(x, y)
+
+
+def _mod2(x) -> np.ndarray:
+    """x % 2 of integer-valued floats: x - 2 floor(x / 2) is exact for them (the same numbers)
+    and several times faster than np.remainder."""
+    return x - 2 * np.floor(x / 2)
+
+
 def _hash01(x, y) -> np.ndarray:
     """Deterministic pseudo-random value in [0, 1] per integer cell (x, y)."""
-    ix, iy = (c.astype(np.int64).astype(np.uint64) for c in (x, y))  # negatives wrap around
+    ix, iy = (c.astype(np.int64).view(np.uint64) for c in (x, y))  # negatives wrap around
     h = ix * 73856093 ^ iy * 19349663
     h = (h ^ (h >> 13)) * 1274126177
     return ((h ^ (h >> 16)) & 0xFFFF) / 0xFFFF
