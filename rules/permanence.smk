@@ -37,8 +37,6 @@ rule permanence_train:
         benchmark_tsv("permanence/train_{model}")
     wildcard_constraints:
         model=models_with("train"),
-    # Started first: the longest job, and the rest of the study waits on it.
-    priority: 10
     conda:
         "../envs/torch.yaml"
     threads: lambda wc: PERM_MODELS[wc.model]["train"].get("threads", THREADS)

@@ -2,6 +2,7 @@
 # scores (per metric family) -> Tables 2, 5, 8-13, Figure 5 and the perception-agreement table.
 
 from worldmemory.worldmembench.perceive import CAPABILITIES as WMB_PERCEIVED
+from worldmemory.worldmembench.agreement import FAMILIES_COMPARED as WMB_AGREEMENT_FAMILIES
 from worldmemory.worldmembench.perception import FAMILIES as WMB_FAMILIES, NEEDS as WMB_NEEDS
 
 WMB = config["worldmembench"]
@@ -289,7 +290,7 @@ rule worldmembench_agreement:
         scores=score_files(
             "worldmembench",
             [*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)],
-            [f"{f}.csv" for f in WMB_FAMILIES],
+            [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
         ),
         estimates=[
             f"results/worldmembench/perception/{r}/{c}.npz"

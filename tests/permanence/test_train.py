@@ -55,7 +55,8 @@ def test_training_writes_a_loadable_model_deterministically(tmp_path):
     model_a, model_b = load_model(str(tmp_path / "a")), load_model(str(tmp_path / "b"))
     assert weights_digest(model_a) == weights_digest(model_b)
     assert (tmp_path / "a" / "train_log.csv").read_text().count("\n") == 1 + SETTINGS["steps"]
-    assert json.loads((tmp_path / "a" / "training.json").read_text())["settings"] == SETTINGS
+    record = json.loads((tmp_path / "a" / "training.json").read_text())
+    assert record["settings"] == SETTINGS and record["threads"] == torch.get_num_threads()
     assert a["final_loss"] > 0 and any("step 3/3" in line for line in logs)
 
 

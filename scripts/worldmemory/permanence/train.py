@@ -143,6 +143,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
     with open(out / "train_log.csv", "w") as f:
         f.write("step,loss\n" + "".join(f"{step},{loss:.6f}\n" for step, loss in history))
     summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
+               "threads": torch.get_num_threads(),  # float reductions round differently per count
                "seconds": round(time.time() - t0, 1)}
     (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return summary

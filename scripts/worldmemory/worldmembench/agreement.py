@@ -3,7 +3,8 @@
 Neither paper measures its estimators' error. Here each reference model's rollout is also run as
 an external model (``<model>.replay``, worldmemory.external.replay: the same frames as an H.264
 MP4, without truth channels), scored through the configured estimators, and compared with the
-oracle's score of its own video, Table 2 column by column (``difference`` = estimated - oracle;
+oracle's score of its own video, Table 2 column by column (those with an oracle: General Video
+Quality has none; ``difference`` = estimated - oracle;
 ``within`` says whether |difference| <= the tolerance, empty where the estimated column is NaN,
 whose reason is the note). Two rows per model measure the estimators themselves against the
 truth the reference model drew: the tracker's per-frame IoU with the true target masks (frames
@@ -37,18 +38,22 @@ from worldmemory.report.agreement import (
 )
 from worldmemory.report.tables import write_csv
 from worldmemory.worldmembench.perception import FAMILIES, MIN_PIXELS
-from worldmemory.worldmembench.tables import TABLE2_COLUMNS, read_scores, table2, table2_reasons
+from worldmemory.worldmembench.tables import QUALITY, TABLE2_COLUMNS, read_scores, table2, table2_reasons
 
 TOLERANCE = 0.05  # the issue's bar: every column an estimator supports within 0.05 of the oracle
+# General Video Quality has no oracle (a reference model's truth holds no quality estimate): its
+# columns have nothing to agree with, so the replays are scored in the other families only.
+FAMILIES_COMPARED = tuple(f for f in FAMILIES if f != "quality")
+COLUMNS_COMPARED = [c for c in TABLE2_COLUMNS[1:] if c not in QUALITY]
 
 
 def column_agreement(oracle: pd.DataFrame, estimated: pd.DataFrame, model: str,
                      tolerance: float = TOLERANCE) -> list[dict]:
-    """One row per Table 2 column: the oracle's and the estimators' value of the same videos; the
-    note of an estimated NaN is its reason."""
+    """One row per Table 2 column with an oracle: the oracle's and the estimators' value of the
+    same videos; the note of an estimated NaN is its reason."""
     ours, theirs = table2(oracle).iloc[0], table2(estimated).iloc[0]
     reasons = dict(zip(*table2_reasons(estimated)[["metric", "reason"]].T.to_numpy()))
-    return table_rows(model, TABLE2_COLUMNS[1:], ours, theirs, reasons, tolerance)
+    return table_rows(model, COLUMNS_COMPARED, ours, theirs, reasons, tolerance)
 
 
 def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: int = MIN_PIXELS) -> list[dict]:
@@ -95,8 +100,8 @@ def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, estim
     """The agreement table of ``pairs`` (reference model -> its replay)."""
     rows = []
     for model, replay in pairs.items():
-        oracle = read_scores([scores_dir / model / f"{f}.csv" for f in FAMILIES])
-        estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES])
+        oracle = read_scores([scores_dir / model / f"{f}.csv" for f in FAMILIES_COMPARED])
+        estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES_COMPARED])
         rows += column_agreement(oracle, estimated.assign(model=model), model, tolerance)
         own = estimates_dir / replay
         rows += tracker_rows(model, rollouts_dir / model, existing(own / "tracking.npz"))
