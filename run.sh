@@ -5,8 +5,7 @@
 #   ./run.sh lint             the style checks (ruff, snakefmt; configured in pyproject.toml)
 #   ./run.sh snakemake ARGS   any Snakemake command inside the project's environment
 # The first call creates .venv/ and installs the pinned dependencies (requirements.lock) and the
-# worldmemory package (editable: scripts/ as it is checked out). --no-compile: byte-compiling every
-# installed module took 60 of the install's 90 s; Python compiles the modules a job imports on first use.
+# worldmemory package (editable: scripts/ as it is checked out).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -16,7 +15,7 @@ if [ ! -x .venv/bin/python ] || ! cat requirements.lock pyproject.toml | cmp -s 
     echo "[run.sh] installing pinned dependencies and the worldmemory package into .venv/ (once)" >&2
     "$PYTHON" -m venv .venv
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet --no-compile -r requirements.lock
+    .venv/bin/python -m pip install --quiet -r requirements.lock
     .venv/bin/python -m pip install --quiet --no-deps --editable .
     cat requirements.lock pyproject.toml > .venv/.installed.lock
 fi
