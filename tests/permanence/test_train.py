@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, load_model, weights_digest
-from worldmemory.permanence.train import normalised_pool, sample_mask, train
+from worldmemory.permanence.train import area_downsample, normalised_pool, sample_mask, train
 
 MICRO = dict(crop_size=64, patch_size=16, frames_per_clip=8, tubelet_size=2, hidden_size=48,
              num_attention_heads=4, num_hidden_layers=1, pred_hidden_size=32,
@@ -76,3 +76,14 @@ def test_normalised_pool_gives_the_bits_of_per_step_preprocessing():
 def test_training_changes_the_weights(tmp_path):
     train(MICRO, SETTINGS, tmp_path / "m", log=lambda *_: None)
     assert weights_digest(load_model(str(tmp_path / "m"))) != weights_digest(build_model(MICRO, seed=SETTINGS["seed"]))
+
+
+@pytest.mark.parametrize("factor", [2, 4])
+def test_area_downsample_is_the_float_mean_of_each_cell_rounded_half_to_even(factor):
+    clip = np.random.default_rng(factor).integers(0, 256, (3, 16, 16, 3), dtype=np.uint8)
+    cells = clip.astype(np.float32).reshape(3, 16 // factor, factor, 16 // factor, factor, 3).mean(axis=(2, 4))
+    assert np.array_equal(area_downsample(clip, factor), np.rint(cells).astype(np.uint8))
+    half = np.zeros((1, 2, 2, 3), np.uint8)
+    half[0, 0, :, 0] = [1, 2]  # cell mean 0.75 -> 1; channel 1: mean 0.5 -> 0 (half to even)
+    half[0, 0, 0, 1] = 2
+    assert area_downsample(half, 2)[0, 0, 0].tolist() == [1, 0, 0]

@@ -42,8 +42,9 @@ def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float) -> None
             fps=fps,
             quality=None,
             codec="libx264rgb",
-            # bitexact: no random container ids or encoder tags, so the same frames give the same bytes
-            output_params=["-qp", "0", "-fflags", "+bitexact", "-flags:v", "+bitexact"],
+            # bitexact: no random container ids or encoder tags, so the same frames give the same bytes;
+            # ultrafast: lossless at any preset, and half the encoding time of the default (files ~3x larger)
+            output_params=["-qp", "0", "-preset", "ultrafast", "-fflags", "+bitexact", "-flags:v", "+bitexact"],
             macro_block_size=1,
             ffmpeg_log_level="error",
         )

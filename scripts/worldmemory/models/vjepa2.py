@@ -25,6 +25,8 @@ import torch.nn.functional as F
 from transformers import VJEPA2Config, VJEPA2Model
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
+from worldmemory.models.vjepa2_layers import run_layers
+
 ARCHITECTURE_KEYS = (
     "crop_size", "patch_size", "tubelet_size", "frames_per_clip", "hidden_size", "num_hidden_layers",
     "num_attention_heads", "pred_hidden_size", "pred_num_hidden_layers", "pred_num_attention_heads",
@@ -32,8 +34,14 @@ ARCHITECTURE_KEYS = (
 
 
 def deterministic(device: str) -> None:
-    """Same inputs, same numbers: strict on the CPU; on a GPU, warn where cuBLAS/cuDNN cannot promise it."""
+    """Same inputs, same numbers: strict on the CPU; on a GPU, warn where cuBLAS/cuDNN cannot promise it.
+
+    Deterministic mode also fills every new tensor with NaN, a guard against reading memory never
+    written; no kernel used here does (outputs are the same bits without it), and filling took a
+    tenth of a training step.
+    """
     torch.use_deterministic_algorithms(True, warn_only=device != "cpu")
+    torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def build_model(config: dict, seed: int = 0) -> VJEPA2Model:
@@ -123,25 +131,24 @@ def encode_visible(encoder, x: torch.Tensor, visible=None) -> torch.Tensor:
         visible = torch.as_tensor(visible, device=h.device, dtype=torch.long)
         h = h[:, visible]
         positions = visible.unsqueeze(0).expand(h.shape[0], -1)
-    for layer in encoder.layer:
-        h = layer(h, positions)[0]
-    return encoder.layernorm(h)
+    return encoder.layernorm(run_layers(encoder.layer, h, positions))
 
 
 def predict_hidden(predictor, context: torch.Tensor, visible, target) -> torch.Tensor:
-    """Run a VJEPA2Predictor from encoded visible tokens to the target token indices."""
+    """Run a VJEPA2Predictor from encoded visible tokens to the target token indices.
+
+    ``VJEPA2Predictor.forward`` with the context passed as the encoder's visible tokens (it gathers
+    them from a full-length sequence) and the blocks run by :func:`run_layers`.
+    """
     visible = torch.as_tensor(visible, device=context.device, dtype=torch.long)
     target = torch.as_tensor(target, device=context.device, dtype=torch.long)
-    b, _, d = context.shape
-    n = int(max(visible.max(), target.max())) + 1
-    # The predictor gathers its context by index from a full-length sequence; hidden slots stay zero.
-    full = context.new_zeros(b, n, d)
-    full[:, visible] = context
-    return predictor(
-        encoder_hidden_states=full,
-        context_mask=[visible.unsqueeze(0).expand(b, -1)],
-        target_mask=[target.unsqueeze(0).expand(b, -1)],
-    ).last_hidden_state
+    b = context.shape[0]
+    hidden, positions = predictor.embeddings(
+        context, [visible.unsqueeze(0).expand(b, -1)], [target.unsqueeze(0).expand(b, -1)])
+    order = torch.argsort(positions, dim=1)  # the predictor runs its tokens in clip order
+    hidden, positions = predictor.sort_tokens(hidden, positions, order)
+    hidden = predictor.layernorm(run_layers(predictor.layer, hidden, positions))
+    return predictor.proj(predictor.unsort_tokens(hidden, order)[:, context.shape[1]:])
 
 
 def backend_from_spec(spec: dict, weights: str | None = None, device: str = "cpu") -> VJEPA2Backend:
