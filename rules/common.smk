@@ -16,6 +16,8 @@ min_version("9.0")
 
 # REPO and SCRIPTS (this checkout, on sys.path) come from the Snakefile.
 from worldmemory.common.provenance import config_hash as config_sha256
+from worldmemory.perception.estimators import parse as parse_estimator
+from worldmemory.perception.estimators import prefetched as prefetched_weights
 from worldmemory.workflow.conda_envs import export_checkout
 from worldmemory.workflow.config_checks import check_config
 from worldmemory.workflow.stamp import stamp_differs, update_stamp
@@ -192,8 +194,37 @@ def model_args(spec):
 
 
 def estimators(study):
-    """Capability -> backend of the study's estimators (the ``none`` ones left out)."""
-    return {c: name for c, name in sorted(config[study]["perception"].items()) if name != "none"}
+    """Capability -> backend name of the study's estimators (the ``none`` ones left out)."""
+    named = {c: parse_estimator(value).backend for c, value in sorted(config[study]["perception"].items())}
+    return {c: name for c, name in named.items() if name != "none"}
+
+
+def configured_estimator(study, capability):
+    """The study's estimator of ``capability`` (worldmemory.perception.estimators.Estimator)."""
+    return parse_estimator(config[study]["perception"][capability])
+
+
+def perceive_weights(study):
+    """Input function: the weights directory and files a perception job reads (none for a backend without weights)."""
+    return lambda wc: configured_estimator(study, wc.capability).inputs()
+
+
+def perceive_args(study):
+    """Params function: the perception CLI's backend and options (the weights as a local directory)."""
+
+    def args(wildcards):
+        estimator = configured_estimator(study, wildcards.capability)
+        options = estimator.backend_options()
+        return shlex.join(
+            ["--backend", estimator.backend] + (["--options", json.dumps(options, sort_keys=True)] if options else [])
+        )
+
+    return args
+
+
+def perceive_resource(study, key):
+    """Resource function: a perception job's ``gpu``, ``mem_mb`` or ``runtime`` from its estimator's entry."""
+    return lambda wc: configured_estimator(study, wc.capability).resources[key]
 
 
 def perception_args(study, runs):

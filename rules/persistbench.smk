@@ -75,6 +75,7 @@ rule persistbench_perceive:
     input:
         sequences="results/persistbench/sequences",
         rollouts="results/persistbench/rollouts/{model}",
+        weights=perceive_weights("persistbench"),
     output:
         "results/persistbench/perception/{model}/{capability}.npz",
     log:
@@ -87,13 +88,14 @@ rule persistbench_perceive:
         "../envs/perception.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=perceive_resource("persistbench", "mem_mb"),
+        runtime=perceive_resource("persistbench", "runtime"),
+        gpu=perceive_resource("persistbench", "gpu"),
     params:
-        backend=lambda wc: PB["perception"][wc.capability],
+        backend_args=perceive_args("persistbench"),
     shell:
-        "python -m worldmemory.persistbench.perceive --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
-        " --capability {wildcards.capability:q} --backend {params.backend:q} --out {output:q} 2>&1 | tee {log:q}"
+        "export HF_HUB_OFFLINE=1; python -m worldmemory.persistbench.perceive --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
+        " --capability {wildcards.capability:q} {params.backend_args} --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule persistbench_score:

@@ -72,6 +72,7 @@ rule worldmembench_perceive:
     input:
         cases=worldmembench_cases_dir,
         rollouts="results/worldmembench/rollouts/{model}",
+        weights=perceive_weights("worldmembench"),
     output:
         "results/worldmembench/perception/{model}/{capability}.npz",
     log:
@@ -84,13 +85,14 @@ rule worldmembench_perceive:
         "../envs/perception.yaml"
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=perceive_resource("worldmembench", "mem_mb"),
+        runtime=perceive_resource("worldmembench", "runtime"),
+        gpu=perceive_resource("worldmembench", "gpu"),
     params:
-        backend=lambda wc: WMB["perception"][wc.capability],
+        backend_args=perceive_args("worldmembench"),
     shell:
-        "python -m worldmemory.worldmembench.perceive --cases {input.cases:q} --rollouts {input.rollouts:q}"
-        " --capability {wildcards.capability:q} --backend {params.backend:q} --out {output:q} 2>&1 | tee {log:q}"
+        "export HF_HUB_OFFLINE=1; python -m worldmemory.worldmembench.perceive --cases {input.cases:q} --rollouts {input.rollouts:q}"
+        " --capability {wildcards.capability:q} {params.backend_args} --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_score:

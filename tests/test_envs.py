@@ -133,8 +133,10 @@ def test_dependencies_are_pinned_too(path):
 def test_the_rules_that_need_the_network_run_where_snakemake_runs():
     """A compute node often has no network: the prefetch rules are localrules (login node)."""
     text = "".join(path.read_text() for path in RULE_FILES)
-    local = set(re.findall(r"localrules:\s*\n\s+(\w+),", text))
-    assert {name for name in rules() if name.startswith("prefetch")} == local == {"prefetch_model", "prefetch_dinov2"}
+    local = {name for block in re.findall(r"localrules:\s*\n((?:[ \t]+\w+,\n?)+)", text)
+             for name in re.findall(r"(\w+),", block)}
+    assert {name for name in rules() if name.startswith("prefetch")} == local == {
+        "prefetch_model", "prefetch_dinov2", "prefetch_perception"}
 
 
 def test_every_rule_names_a_conda_environment_that_exists():

@@ -33,7 +33,7 @@ BACKENDS = {
     "depth": {},
     "faces": {},
     "imaging_quality": {"brisque": "worldmemory.perception.quality:BrisqueQuality"},
-    "aesthetic_quality": {},
+    "aesthetic_quality": {"laion-aesthetic": "worldmemory.perception.aesthetic:LaionAesthetic"},
     "judge": {},
     "features": {"patch-colour-gradient-descriptor": "worldmemory.perception.descriptor:ColourGradientPatches",
                  "dinov2": "worldmemory.perception.dinov2:Dinov2Features"},

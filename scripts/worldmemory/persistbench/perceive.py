@@ -27,13 +27,15 @@ from worldmemory.persistbench.prepare import load_sequences
 CAPABILITIES = ("tracking",)
 
 
-def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str) -> dict[str, dict]:
-    """Estimates (sequence -> fields) of ``capability`` by ``backend_name`` over every rollout."""
+def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str,
+             options: dict | None = None) -> dict[str, dict]:
+    """Estimates (sequence -> fields) of ``capability`` by ``backend_name`` (built with ``options``)
+    over every rollout."""
     if capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
     from worldmemory.perception.tracking import locate
 
-    tracker = registry.create(capability, backend_name, min_pixels=MIN_PIXELS)
+    tracker = registry.create(capability, backend_name, **{"min_pixels": MIN_PIXELS, **(options or {})})
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     rollouts = {r["sequence"]: r for r in manifest["rollouts"]}
@@ -58,9 +60,12 @@ def main(argv=None) -> None:
     ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
     ap.add_argument("--capability", required=True, choices=CAPABILITIES)
     ap.add_argument("--backend", required=True, help="the backend's registry name (perception.registry)")
+    ap.add_argument("--options", type=json.loads, default={},
+                    help="the backend's keyword arguments (JSON; perception.estimators)")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    save_estimates(args.out, args.backend, perceive(args.sequences, args.rollouts, args.capability, args.backend))
+    estimates = perceive(args.sequences, args.rollouts, args.capability, args.backend, args.options)
+    save_estimates(args.out, args.backend, estimates)
 
 
 if __name__ == "__main__":

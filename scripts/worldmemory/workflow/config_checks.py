@@ -208,8 +208,17 @@ def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``); no model takes the name
     of a replay run."""
     from worldmemory.perception import registry
+    from worldmemory.perception.estimators import parse
 
-    for capability, name in study.get("perception", {}).items():
+    for capability, value in study.get("perception", {}).items():
+        estimator = parse(value)
+        name = estimator.backend
+        model = estimator.model
+        if model is not None and (os.path.isdir(model) or not HF_ID.fullmatch(model)):
+            yield from _model_dir(
+                f"{study_name}.perception.{capability}.model", model,
+                "a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
+                "prefetch_perception, or an existing local model directory")
         if name not in registry.names(capability):
             yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "

@@ -12,8 +12,8 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every rollout from its pixels and the case camera's
     intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
-  * ``imaging_quality``: the backend's raw score of the frames Section 4.2 samples (every fourth);
-    fields ``frames`` (indices) and ``raw``.
+  * ``imaging_quality`` and ``aesthetic_quality``: the backend's raw score of the frames
+    Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``.
 
 A reference model needs none of this: its scoring reads the truth channels it wrote (the oracle).
 """
@@ -34,16 +34,17 @@ from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
 
-CAPABILITIES = ("tracking", "camera", "imaging_quality")
+CAPABILITIES = ("tracking", "camera", "imaging_quality", "aesthetic_quality")
 ENTITY_KINDS = {"human": "person", "object": "object"}
 
 
-def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str) -> dict[str, dict]:
-    """Estimates (``case/trajectory`` -> fields) of ``capability`` by ``backend_name`` over every
-    rollout of the model in ``rollouts_dir``."""
+def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str,
+             options: dict | None = None) -> dict[str, dict]:
+    """Estimates (``case/trajectory`` -> fields) of ``capability`` by ``backend_name`` (built with
+    ``options``) over every rollout of the model in ``rollouts_dir``."""
     if capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
-    backend = registry.create(capability, backend_name)
+    backend = registry.create(capability, backend_name, **(options or {}))
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     cases = {case["id"]: case for case in load_cases(cases_dir)}
@@ -78,13 +79,13 @@ def _camera(estimator, root: Path, entry: dict, case: dict) -> dict:
     return {"poses": estimator.estimate(frames, K), "K": K}
 
 
-def _imaging_quality(scorer, root: Path, entry: dict, case: dict) -> dict:
+def _quality(scorer, root: Path, entry: dict, case: dict) -> dict:
     frames = read_video(root / entry["video"])
     picked = np.array(sampled_frames(len(frames)))
     return {"frames": picked, "raw": scorer.score(frames[picked])}
 
 
-ESTIMATORS = {"tracking": _tracking, "camera": _camera, "imaging_quality": _imaging_quality}
+ESTIMATORS = {"tracking": _tracking, "camera": _camera, "imaging_quality": _quality, "aesthetic_quality": _quality}
 
 
 def _requested_path(path: Path, case: dict, frames: np.ndarray):
@@ -120,9 +121,12 @@ def main(argv=None) -> None:
     ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
     ap.add_argument("--capability", required=True, choices=CAPABILITIES)
     ap.add_argument("--backend", required=True, help="the backend's registry name (perception.registry)")
+    ap.add_argument("--options", type=json.loads, default={},
+                    help="the backend's keyword arguments (JSON; perception.estimators)")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    save_estimates(args.out, args.backend, perceive(args.cases, args.rollouts, args.capability, args.backend))
+    estimates = perceive(args.cases, args.rollouts, args.capability, args.backend, args.options)
+    save_estimates(args.out, args.backend, estimates)
 
 
 if __name__ == "__main__":
