@@ -22,6 +22,7 @@ from worldmemory.common.video import write_video
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.features import feature_backend
 from worldmemory.perception.registry import no_oracle, not_configured
+from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench import score as sc
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
@@ -268,3 +269,41 @@ def test_cli_writes_a_byte_stable_csv_that_reads_back(tmp_path, cases_dir):
                                   direct[["metric", "target", "revisit", "valid", "reason"]],
                                   check_dtype=False)
     np.testing.assert_allclose(back["value"], direct["value"], rtol=1e-9)
+
+
+def test_estimated_depth_reads_as_the_oracle_and_relative_depth_leaves_reconstruction_nan(tmp_path, cases_dir):
+    """An external model's cached estimates: the truth poses as its camera estimate, and its depth
+    as a relative inverse depth (s_t / z + c_t, per frame) give the oracle's Depth Spearman (rank
+    correlation ignores a decreasing map of both maps) and a Reconstruction NaN naming the reason;
+    metric z-depth gives both. The room is reshaped at the return, so Depth is below 1."""
+    room = wd.World.from_dict(load_case(cases_dir / "environment_000")["world"]).room
+
+    def reshaped(world, traj, frame):
+        if frame < traj.return_windows()[0].start:
+            return world
+        return wd.perturb(world, [room.instance], 1.0, np.random.default_rng(1), reshape=True)
+
+    spec = [("environment_000", "LRLR", reshaped)]
+    oracle = score(tmp_path / "oracle", cases_dir, spec)
+    root = write_rollouts(tmp_path / "external", cases_dir, spec, ground_truth=False)
+    with np.load(root / "environment_000_LRLR.npz") as truth:
+        z, poses, K = truth["depth"], truth["poses"], truth["K"]
+    key, estimates = "environment_000/LRLR", tmp_path / "estimates"
+    estimates.mkdir()
+    save_estimates(estimates / "camera.npz", "feature-matching", {key: {"poses": poses, "K": K}})
+    backends = {"camera": "feature-matching", "depth": "depth-anything"}
+    scale = (1.0 + np.arange(len(z)) / 10.0)[:, None, None]
+    inverse = np.where(np.isfinite(z) & (z > 0), scale / z + 0.5, np.nan).astype(np.float32)
+    expected = values(oracle, "env_depth")["value"].to_numpy()
+    assert (expected < 0.999).all()
+    for depth, relative in ((inverse, True), (z, False)):
+        save_estimates(estimates / "depth.npz", "depth-anything",
+                       {key: {"depth": depth, "relative_inverse": np.array(relative)}})
+        scores = sc.score_families(cases_dir, root, ColourGradientPatches(), backends, estimates)
+        np.testing.assert_allclose(values(scores, "env_depth")["value"], expected, atol=1e-6)
+        recon = values(scores, "env_recon")
+        if relative:
+            assert recon["value"].isna().all() and recon["valid"].all()
+            assert recon["reason"].str.contains("relative inverse depth").all()
+        else:
+            np.testing.assert_allclose(recon["value"], values(oracle, "env_recon")["value"], atol=1e-9)

@@ -30,7 +30,7 @@ CAPABILITIES = {
 BACKENDS = {
     "tracking": {"optical-flow": "worldmemory.perception.tracking:FlowTracker"},
     "camera": {"feature-matching": "worldmemory.perception.camera:FeatureMatchingCamera"},
-    "depth": {},
+    "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth"},
     "faces": {},
     "imaging_quality": {"brisque": "worldmemory.perception.quality:BrisqueQuality"},
     "aesthetic_quality": {"laion-aesthetic": "worldmemory.perception.aesthetic:LaionAesthetic"},

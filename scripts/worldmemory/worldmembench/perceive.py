@@ -12,6 +12,9 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every rollout from its pixels and the case camera's
     intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+  * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
+    fields ``depth`` (T, H, W) and ``relative_inverse`` (whether the backend gave relative inverse
+    depth rather than metric z-depth: perception.depth);
   * ``imaging_quality`` and ``aesthetic_quality``: the backend's raw score of the frames
     Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``.
 
@@ -34,7 +37,7 @@ from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
 
-CAPABILITIES = ("tracking", "camera", "imaging_quality", "aesthetic_quality")
+CAPABILITIES = ("tracking", "camera", "depth", "imaging_quality", "aesthetic_quality")
 ENTITY_KINDS = {"human": "person", "object": "object"}
 
 
@@ -79,13 +82,21 @@ def _camera(estimator, root: Path, entry: dict, case: dict) -> dict:
     return {"poses": estimator.estimate(frames, K), "K": K}
 
 
+def _depth(estimator, root: Path, entry: dict, case: dict) -> dict | None:
+    if case["family"] != "environment":
+        return None
+    frames = read_video(root / entry["video"])
+    return {"depth": estimator.estimate(frames), "relative_inverse": np.array(not estimator.metric)}
+
+
 def _quality(scorer, root: Path, entry: dict, case: dict) -> dict:
     frames = read_video(root / entry["video"])
     picked = np.array(sampled_frames(len(frames)))
     return {"frames": picked, "raw": scorer.score(frames[picked])}
 
 
-ESTIMATORS = {"tracking": _tracking, "camera": _camera, "imaging_quality": _quality, "aesthetic_quality": _quality}
+ESTIMATORS = {"tracking": _tracking, "camera": _camera, "depth": _depth, "imaging_quality": _quality,
+              "aesthetic_quality": _quality}
 
 
 def _requested_path(path: Path, case: dict, frames: np.ndarray):

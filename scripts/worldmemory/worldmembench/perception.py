@@ -46,7 +46,11 @@ class Perception(Protocol):
         """(T, H, W) bool mask of ``target`` in every frame (empty where not observed)."""
 
     def depth(self) -> np.ndarray:
-        """(T, H, W) float z-depth of every frame (non-finite or <= 0 where unknown)."""
+        """(T, H, W) depth of every frame, for rank statistics: z-depth, or any map that decreases
+        (per frame, monotonically) with it such as a relative inverse depth (non-finite where unknown)."""
+
+    def metric_depth(self) -> np.ndarray:
+        """(T, H, W) float z-depth of every frame (non-finite or <= 0 where unknown), for geometry."""
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """((T, 4, 4) camera-to-world poses, OpenCV convention; (3, 3) intrinsics K); with
@@ -73,6 +77,9 @@ class OraclePerception:
         return self.truth["instance"] == self.instances[target]
 
     def depth(self) -> np.ndarray:
+        return self.truth["depth"]
+
+    def metric_depth(self) -> np.ndarray:
         return self.truth["depth"]
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -103,6 +110,14 @@ class EstimatedPerception(CachedView):
 
     def depth(self) -> np.ndarray:
         return self.fields("depth")["depth"]
+
+    def metric_depth(self) -> np.ndarray:
+        fields = self.fields("depth")
+        if bool(fields["relative_inverse"]):
+            raise Unavailable(f"{self.sources['depth'].backend} gave relative inverse depth (a relative "
+                              "checkpoint); the Reconstruction score needs metric z-depth: configure a "
+                              "metric checkpoint at worldmembench.perception.depth")
+        return fields["depth"]
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         fields = self.fields("camera")

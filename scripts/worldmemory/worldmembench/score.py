@@ -302,6 +302,10 @@ def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], 
         depth, no_depth = perception.depth(), ""
     except Unavailable as e:
         depth, no_depth = None, str(e)
+    try:
+        metric_depth, no_metric = perception.metric_depth(), ""
+    except Unavailable as e:
+        metric_depth, no_metric = None, str(e)
     angles = np.degrees(rotation_angle(poses[0, :3, :3].T @ poses[:, :3, :3]))
     rows = []
     for k, (departure, window) in enumerate(revisits, start=1):
@@ -313,22 +317,24 @@ def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], 
     patches, _ = backend.patch_grid(frames[[0] + selected])
     initial, *returns = global_feature(patches)
     origin = poses[0, :3, 3]
-    if depth is not None:
-        reference = static_memory.spherical_field(depth[0], K, poses[0], grid, origin)
+    if metric_depth is not None:
+        reference = static_memory.spherical_field(metric_depth[0], K, poses[0], grid, origin)
     for k, (frame, feature) in enumerate(zip(selected, returns), start=1):
         visible = float(np.clip(cosine(initial, feature), 0.0, 1.0))
         if depth is None:
-            rho, recon, undefined = None, None, no_depth
+            rho, undefined = None, no_depth
         else:
             rho = static_memory.depth_spearman(depth[0], depth[frame])
-            field = static_memory.spherical_field(depth[frame], K, poses[frame], grid, origin)
-            recon = static_memory.reconstruction_similarity(reference, field)
             undefined = "" if rho is not None else "Spearman undefined: constant depth or < 2 pixels"
+        recon = None
+        if metric_depth is not None:
+            field = static_memory.spherical_field(metric_depth[frame], K, poses[frame], grid, origin)
+            recon = static_memory.reconstruction_similarity(reference, field)
         for target in targets:
             rows += [_row("env_visible", target, k, visible),
                      _row("env_depth", target, k, rho, undefined,
                           valid=depth is None or rho is not None),
-                     _row("env_recon", target, k, recon, no_depth, valid=True)]
+                     _row("env_recon", target, k, recon, no_metric, valid=True)]
     return rows
 
 
