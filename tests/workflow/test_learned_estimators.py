@@ -28,9 +28,10 @@ def jobs(dry_run: str, rule: str) -> dict[str, str]:
 
 
 def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(tmp_path, snakemake):
-    """config/paper.yaml with an external model: a dry run here (no weights, no GPU) plans the
-    fetch on the node that runs Snakemake and a GPU perception job that reads the fetched copy
-    offline; a missing head file stops the run before any job, naming the file."""
+    """config/paper.yaml with an external model: a dry run of every default target here (no
+    weights, no GPU) lists the GPU jobs with their resources, plans the fetch on the node that runs
+    Snakemake and a GPU perception job that reads the fetched copy offline; a missing head file
+    stops the run before any job, naming the file."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
     path = tmp_path / "paper.yaml"
@@ -39,7 +40,11 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     assert missing.returncode != 0 and HEAD in missing.stdout + missing.stderr
     (tmp_path / HEAD).parent.mkdir(parents=True)
     (tmp_path / HEAD).write_bytes(b"stand-in")
-    dry = snakemake(tmp_path, path, "-n", "-p", "results/table2.csv").stdout
+    dry = snakemake(tmp_path, path, "-n", "-p").stdout  # every default target of the three studies
+    for rule, wildcards in (("permanence_probe", "model=vjepa2-vitg-fpc64-256"),
+                            ("worldmembench_score", "model=omniscient, family=static"),
+                            ("persistbench_score", "model=omniscient")):
+        assert "gpu=1" in jobs(dry, rule)[wildcards].split("Shell command")[0], (rule, wildcards)
     fetch = jobs(dry, "prefetch_perception")
     assert list(fetch) == [f"slug=openai__clip-vit-large-patch14@{REVISION}"]
     assert f"--id {CLIP_ID} --revision {REVISION}" in next(iter(fetch.values()))
