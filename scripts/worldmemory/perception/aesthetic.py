@@ -29,6 +29,7 @@ from torch import nn
 from transformers import CLIPImageProcessor, CLIPModel
 
 from worldmemory.models.device import torch_device
+from worldmemory.perception.base import rgb_frames
 
 LINEAR_KEYS = ("weight", "bias")
 MLP_LINEARS = (0, 2, 4, 6, 7)  # indices of the Linear layers in improved-aesthetic-predictor's nn.Sequential
@@ -104,14 +105,14 @@ class LaionAesthetic:
 
     def embed(self, frames: np.ndarray) -> np.ndarray:
         """frames (N, H, W, 3) uint8 RGB -> L2-normalised CLIP image embeddings (N, D) float32."""
-        frames = _check(frames)
+        frames = rgb_frames(frames)
         out = [self._embed(frames[i:i + self.batch_size]) for i in range(0, len(frames), self.batch_size)]
         dim = int(self.model.config.projection_dim)
         return torch.cat(out).cpu().numpy() if out else np.zeros((0, dim), dtype=np.float32)
 
     def score(self, frames: np.ndarray) -> np.ndarray:
         """frames (N, H, W, 3) uint8 RGB -> (N,) raw aesthetic scores (nominally 1-10)."""
-        frames = _check(frames)
+        frames = rgb_frames(frames)
         scores = []
         for i in range(0, len(frames), self.batch_size):
             with torch.inference_mode():
@@ -132,13 +133,6 @@ class LaionAesthetic:
     @classmethod
     def normalise(cls, raw: float) -> float:
         return float(np.clip((raw - cls.low) / (cls.high - cls.low), 0.0, 1.0))
-
-
-def _check(frames: np.ndarray) -> np.ndarray:
-    frames = np.asarray(frames)
-    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-        raise ValueError(f"expected (N, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
-    return frames
 
 
 def _load_clip(clip: str, revision: str) -> tuple[CLIPModel, CLIPImageProcessor]:

@@ -11,6 +11,14 @@ class Unavailable(Exception):
     """A capability without a backend; str(exception) is the reason recorded beside a NaN."""
 
 
+def rgb_frames(frames) -> np.ndarray:
+    """``frames`` as an (N, H, W, 3) uint8 RGB array; ValueError naming what was given otherwise."""
+    frames = np.asarray(frames)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"expected (N, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
+    return frames
+
+
 class Tracker(Protocol):
     """Target masks through a video, from the target's mask in its first frame."""
 

@@ -27,6 +27,7 @@ import torch
 from transformers import AutoImageProcessor, DepthAnythingForDepthEstimation
 
 from worldmemory.models.device import torch_device
+from worldmemory.perception.base import rgb_frames
 
 
 class DepthAnythingDepth:
@@ -50,9 +51,7 @@ class DepthAnythingDepth:
 
     def estimate(self, frames: np.ndarray) -> np.ndarray:
         """frames (T, H, W, 3) uint8 RGB -> (T, H, W) float32 depth, or relative inverse depth."""
-        frames = np.asarray(frames)
-        if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-            raise ValueError(f"expected (T, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
+        frames = rgb_frames(frames)
         out = [self._batch(frames[i:i + self.batch_size]) for i in range(0, len(frames), self.batch_size)]
         return np.concatenate(out) if out else np.zeros(frames.shape[:3], np.float32)
 

@@ -84,7 +84,7 @@ def parse(value) -> Estimator:
 def weights_slug(model_id: str, revision: str) -> str:
     """One path component naming a Hugging Face id at a revision (``org__name@revision``)."""
     slug = f"{_SLUG.sub('_', model_id.replace('/', '__'))}@{_SLUG.sub('_', revision)}"
-    if slug.startswith(".") or slug in (".", ".."):
+    if slug.startswith("."):
         raise ValueError(f"cannot name a directory after model id {model_id!r} at revision {revision!r}")
     return slug
 

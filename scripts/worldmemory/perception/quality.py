@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from worldmemory.perception.base import rgb_frames
+
 
 class BrisqueQuality:
     """BRISQUE raw scores per frame (lower is better) and their [0, 1] normalisation."""
@@ -39,9 +41,7 @@ class BrisqueQuality:
         self._model = _Brisque(url=False)  # the bundled model: no network
 
     def score(self, frames: np.ndarray) -> np.ndarray:
-        frames = np.asarray(frames)
-        if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-            raise ValueError(f"expected (N, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
+        frames = rgb_frames(frames)
         return np.array([self._frame(frame) for frame in frames], dtype=float)
 
     def _frame(self, frame: np.ndarray) -> float:

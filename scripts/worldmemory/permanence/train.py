@@ -104,6 +104,16 @@ def normalised_pool(backend: VJEPA2Backend, pool: np.ndarray, chunk: int = 16) -
     return out.permute(0, 1, 4, 2, 3)
 
 
+def sample_batch(rng: np.random.Generator, pool: torch.Tensor, batch_size: int, kind: str, side: int,
+                 slots: int) -> tuple[torch.Tensor, np.ndarray]:
+    """A training batch: clips drawn from the pool, flipped left-right half of the time (the ball's
+    row and motion must not be memorised), and the hidden token indices of one mask of ``kind``."""
+    x = pool[torch.as_tensor(rng.integers(0, len(pool), batch_size))]
+    if rng.random() < 0.5:
+        x = x.flip(-1)
+    return x, sample_mask(rng, kind, side, slots)
+
+
 def train_step(model, target_encoder, opt, x: torch.Tensor, hidden: np.ndarray) -> tuple[float, float]:
     """One V-JEPA step: the predictor regresses the hidden tokens (L1) onto the layer-normed target
     encoding of the full clip from the context encoder's visible tokens. Returns the loss and the
@@ -149,10 +159,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
     kinds = settings["mask_kinds"]
     history = []
     for step in range(steps):
-        x = pool[torch.as_tensor(rng.integers(0, len(pool), settings["batch_size"]))]
-        if rng.random() < 0.5:  # horizontal flip: the ball's row and motion must not be memorised
-            x = x.flip(-1)
-        hidden = sample_mask(rng, kinds[step % len(kinds)], side, slots)
+        x, hidden = sample_batch(rng, pool, settings["batch_size"], kinds[step % len(kinds)], side, slots)
         loss, target_std = train_step(model, target_encoder, opt, x, hidden)
         sched.step()
         ema_update(target_encoder, model.encoder, ema0 + (ema1 - ema0) * step / max(steps - 1, 1))

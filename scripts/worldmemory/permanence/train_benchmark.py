@@ -1,7 +1,7 @@
 """Seconds per pretraining step of the embedded V-JEPA 2, and the GFLOP/s that makes.
 
 Times :func:`~worldmemory.permanence.train.train_step` on batches gathered from a random pool laid
-out as training lays out its pool (pixel-major, half of the batches flipped), with the config's
+out as training lays out its pool (pixel-major), drawn as training draws them, with the config's
 model, batch size and mask kinds: one warm-up step, then ``--steps`` steps per repeat,
 ``--repeats`` times. Prints the median, minimum and maximum seconds per step, the floating-point
 operations of one step (torch's FLOP counter; its formula for SDPA counts the CPU attention kernels
@@ -25,7 +25,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 
 from worldmemory.models.vjepa2 import build_model, deterministic
 from worldmemory.permanence.benchmark import REPO
-from worldmemory.permanence.train import sample_mask, train_step
+from worldmemory.permanence.train import sample_batch, train_step
 
 CPU_ATTENTION = {
     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: (
@@ -51,10 +51,8 @@ class Steps:
         self.count = 0
 
     def step(self) -> None:
-        x = self.pool[torch.as_tensor(self.rng.integers(0, len(self.pool), self.batch))]
-        if self.rng.random() < 0.5:
-            x = x.flip(-1)
-        hidden = sample_mask(self.rng, self.kinds[self.count % len(self.kinds)], self.side, self.slots)
+        kind = self.kinds[self.count % len(self.kinds)]
+        x, hidden = sample_batch(self.rng, self.pool, self.batch, kind, self.side, self.slots)
         train_step(self.model, self.target, self.opt, x, hidden)
         self.count += 1
 

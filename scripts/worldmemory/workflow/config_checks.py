@@ -86,12 +86,17 @@ def _permanence_paths(study: dict):
                    "this machine use `source: local` with `path:`")
 
 
-def _dinov2(value: str):
+def _id_or_model_dir(key: str, value: str, fix: str):
+    """A value that is a Hugging Face id unless it is a directory: decided by its form (see check_config)."""
     if os.path.isdir(value) or not HF_ID.fullmatch(value):
-        yield from _model_dir(
-            "dinov2", value,
-            "a Hugging Face id of the form owner/name (e.g. facebook/dinov2-with-registers-base), "
-            "fetched once by rule prefetch_dinov2, or an existing local model directory")
+        yield from _model_dir(key, value, fix)
+
+
+def _dinov2(value: str):
+    yield from _id_or_model_dir(
+        "dinov2", value,
+        "a Hugging Face id of the form owner/name (e.g. facebook/dinov2-with-registers-base), "
+        "fetched once by rule prefetch_dinov2, or an existing local model directory")
 
 
 # -- free-form blocks ----------------------------------------------------------------------------
@@ -213,10 +218,9 @@ def _perception(study_name: str, study: dict):
     for capability, value in study.get("perception", {}).items():
         estimator = parse(value)
         name = estimator.backend
-        model = estimator.model
-        if model is not None and (os.path.isdir(model) or not HF_ID.fullmatch(model)):
-            yield from _model_dir(
-                f"{study_name}.perception.{capability}.model", model,
+        if estimator.model is not None:
+            yield from _id_or_model_dir(
+                f"{study_name}.perception.{capability}.model", estimator.model,
                 "a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
                 "prefetch_perception, or an existing local model directory")
         if name not in registry.names(capability):
