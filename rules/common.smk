@@ -114,16 +114,21 @@ def score_files(study, runs, names):
 DINOV2_DIR = "resources/models/dinov2"
 
 
-def uses_dinov2(study):
-    return study in config and config[study]["features"] == "dinov2"
+def uses_learned_features(study):
+    """Whether a study's appearance features come from a learned backend (a GPU job)."""
+    return study in config and (config[study]["features"] == "dinov2" or isinstance(config[study]["features"], dict))
 
 
 def features_input(study):
-    """Input function: the DINOv2 directory a study's score jobs read ([] for the non-learned
-    descriptor): the user's local directory, or where rule prefetch_dinov2 puts the HF id."""
+    """Input function: the weights directory a study's score jobs read ([] for the non-learned
+    descriptor): for `dinov2`, the user's local directory or where rule prefetch_dinov2 puts the
+    top-level id; for a mapping, its own (estimators.Estimator.weights_dir, prefetch_perception)."""
 
     def files(wildcards):
-        if not uses_dinov2(study):
+        value = config[study]["features"]
+        if isinstance(value, dict):
+            return parse_estimator(value).weights_dir()
+        if value != "dinov2":
             return []
         return config["dinov2"] if os.path.isdir(config["dinov2"]) else DINOV2_DIR
 
@@ -134,9 +139,11 @@ def features_args(study):
     """Params function: the score CLIs' feature arguments."""
 
     def args(wildcards, input):
-        if not uses_dinov2(study):
-            return shlex.join(["--features", config[study]["features"]])
-        return shlex.join(["--features", "dinov2", "--dinov2", input.features, "--device", DEVICE])
+        value = config[study]["features"]
+        if not uses_learned_features(study):
+            return shlex.join(["--features", value])
+        name = value["backend"] if isinstance(value, dict) else "dinov2"
+        return shlex.join(["--features", name, "--features-model", input.features, "--device", DEVICE])
 
     return args
 

@@ -76,6 +76,10 @@ rule persistbench_perceive:
         sequences="results/persistbench/sequences",
         rollouts="results/persistbench/rollouts/{model}",
         weights=perceive_weights("persistbench"),
+        # the same-entity judge looks at the tracker's crops
+        tracking=lambda wc: (
+            f"results/persistbench/perception/{wc.model}/tracking.npz" if wc.capability == "judge" else []
+        ),
     output:
         "results/persistbench/perception/{model}/{capability}.npz",
     log:
@@ -93,9 +97,13 @@ rule persistbench_perceive:
         gpu=perceive_resource("persistbench", "gpu"),
     params:
         backend_args=perceive_args("persistbench"),
+        estimates_args=lambda wc, input: (
+            shlex.join(["--estimates", os.path.dirname(input.tracking)]) if input.tracking else ""
+        ),
     shell:
         "export HF_HUB_OFFLINE=1; python -m worldmemory.persistbench.perceive --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
-        " --capability {wildcards.capability:q} {params.backend_args} --out {output:q} 2>&1 | tee {log:q}"
+        " --capability {wildcards.capability:q} {params.backend_args} {params.estimates_args}"
+        " --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule persistbench_score:
@@ -116,9 +124,9 @@ rule persistbench_score:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=8000 if uses_dinov2("persistbench") else 4000,
+        mem_mb=8000 if uses_learned_features("persistbench") else 4000,
         runtime=60,
-        gpu=GPU if uses_dinov2("persistbench") else 0,
+        gpu=GPU if uses_learned_features("persistbench") else 0,
     params:
         features_args=features_args("persistbench"),
         perception_args=perception_args("persistbench", PB_RUNS),

@@ -114,9 +114,9 @@ rule worldmembench_score:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=8000 if uses_dinov2("worldmembench") else 4000,
+        mem_mb=8000 if uses_learned_features("worldmembench") else 4000,
         runtime=lambda wc: 60 if wc.family == "static" else 15,  # only Static Memory reads every frame's features
-        gpu=lambda wc: GPU if uses_dinov2("worldmembench") and wc.family == "static" else 0,
+        gpu=lambda wc: GPU if uses_learned_features("worldmembench") and wc.family == "static" else 0,
     params:
         features_args=features_args("worldmembench"),
         perception_args=perception_args("worldmembench", WMB_RUNS),

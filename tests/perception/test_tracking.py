@@ -249,8 +249,8 @@ FRAMES, TRUTH = pan([(0, 0)] * 4)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"frames": FRAMES.astype(np.float32)}, r"frames must be uint8 \(T, H, W, 3\), got float32"),
-    ({"frames": FRAMES[..., 0]}, r"frames must be uint8 \(T, H, W, 3\), got uint8 \(4, 96, 128\)"),
+    ({"frames": FRAMES.astype(np.float32)}, r"expected \(N, H, W, 3\) uint8 RGB frames, got \(4, 96, 128, 3\) float32"),
+    ({"frames": FRAMES[..., 0]}, r"expected \(N, H, W, 3\) uint8 RGB frames, got \(4, 96, 128\) uint8"),
     ({"first_mask": TRUTH[0][:, :-1]}, r"first_mask \(96, 127\) does not match frames"),
     ({"start": 4}, r"start 4 outside 0\.\.3"),
     ({"start": -1}, r"start -1 outside 0\.\.3"),

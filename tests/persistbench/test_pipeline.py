@@ -124,3 +124,35 @@ def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequence
     hidden = video.rename(video.parent / "..x")  # a sequence id must be one path component
     with pytest.raises(ValueError, match=r"sequence id '\.\.x' is not a valid id.*rename the directory"):
         pp.user_panorama(hidden)
+
+
+def test_a_judge_behind_an_endpoint_completes_perm_with_the_trackers_masks(sequences, tmp_path, chat_server):
+    """The same-entity judge through the real perception path (perceive.py -> judge.npz ->
+    scoring), fed the tracker's masks: with the oracle's masks as the tracker's, a judge that
+    always sees the target gives the oracle's Perm (1) and one that never does gives 0."""
+    from worldmemory.perception.store import save_estimates
+    from worldmemory.persistbench.perceive import perceive
+    from worldmemory.persistbench.perception import estimated_sources
+
+    rollouts = tmp_path / "omniscient"
+    manifest = write_rollouts(sequences, "omniscient", "reference", rollouts, {})
+    masks = {}
+    for entry in manifest["rollouts"]:
+        with np.load(rollouts / entry["truth"]) as truth:
+            masks[entry["sequence"]] = {"masks": truth["instance"] == 1}
+    (rollouts / "manifest.json").write_text(json.dumps({**manifest, "ground_truth": False}))  # perceived, not read
+    perception = tmp_path / "perception"
+    save_estimates(perception / "tracking.npz", "optical-flow", masks)
+    options = {"url": chat_server.url, "served_model": "judge"}
+    for reply, expected in (("Yes, the same mug.", 1.0), ("No.", 0.0)):
+        chat_server.reply = lambda request, reply=reply: reply
+        chat_server.requests.clear()
+        judged = perceive(sequences, rollouts, "judge", "openai-compatible", options, perception)
+        save_estimates(perception / "judge.npz", "openai-compatible", judged)
+        assert len(chat_server.requests) == 2 * 5  # frames 0, 8, 16, 24, 31 of each 32-frame sequence
+        sources = estimated_sources({"tracking": "optical-flow", "judge": "openai-compatible"}, perception)
+        scores, _ = score_model(sequences, rollouts, ColourGradientPatches(), estimates=sources)
+        perm = scores[(scores["metric"] == "perm") & (scores["aggregation"] == "tracked")]
+        np.testing.assert_array_equal(perm["value"], expected)
+    with pytest.raises(ValueError, match="--estimates DIR"):
+        perceive(sequences, rollouts, "judge", "openai-compatible", options)

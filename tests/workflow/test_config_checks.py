@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from worldmemory.persistbench.camera_paths import PathParams
 from worldmemory.workflow.config_checks import check_config, trajectory_keywords
@@ -218,8 +219,31 @@ def test_a_template_with_a_placeholder_inside_quotes_is_refused_at_validation(st
 @pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
 def test_perception_backends_are_the_registrys_and_replay_names_are_reserved(study):
     config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
-    config[study]["perception"]["tracking"] = "sam2"
+    config[study]["perception"]["tracking"] = "sam3"
     config[study]["models"]["mine.replay"] = {"kind": "reference", "reference": "omniscient"}
     text = problems(config)
-    assert f"{study}.perception.tracking = 'sam2': no such backend; expected one of optical-flow, none" in text
+    assert f"{study}.perception.tracking = 'sam3': no such backend; expected one of optical-flow, sam2, none" in text
     assert f"{study}.models.mine.replay: names ending in '.replay' are the replays" in text
+
+
+def test_a_feature_ablation_names_its_own_weights():
+    """A features mapping (the CLIP / DINOv2-B ablations) is validated like an estimator's model."""
+    config = load()
+    config["persistbench"]["features"] = {"backend": "clip", "model": "./clip-l14"}
+    validate(config, str(SCHEMA), set_default=True)
+    assert "persistbench.features.model = './clip-l14'" in problems(config)
+    config["persistbench"]["features"] = {"backend": "clip", "model": "openai/clip-vit-large-patch14"}
+    check_config(config)
+    config["persistbench"]["features"] = {"backend": "siglip", "model": "openai/clip-vit-large-patch14"}
+    with pytest.raises(WorkflowError, match="Error validating config file"):
+        validate(config, str(SCHEMA), set_default=True)
+
+
+def test_an_external_estimators_command_is_checked_before_any_job():
+    config = load()
+    config["worldmembench"]["perception"]["camera"] = {"backend": "external-command",
+                                                       "command": 'da3 --video "{video}" --out {out}'}
+    text = problems(config)
+    assert "worldmembench.perception.camera.command: command template" in text and "inside double quotes" in text
+    config["worldmembench"]["perception"]["camera"]["command"] = "da3 --video {video} --out {out}"
+    check_config(config)

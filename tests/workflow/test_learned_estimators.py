@@ -30,10 +30,12 @@ def jobs(dry_run: str, rule: str) -> dict[str, str]:
 def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(tmp_path, snakemake):
     """config/paper.yaml with an external model: a dry run of every default target here (no
     weights, no GPU) lists the GPU jobs with their resources, plans the fetch on the node that runs
-    Snakemake and a GPU perception job that reads the fetched copy offline; a missing head file
-    stops the run before any job, naming the file."""
+    Snakemake and a GPU perception job that reads the fetched copy offline, the judges as CPU
+    clients of a served VLM, and a feature ablation's weights fetched like an estimator's; a missing
+    head file stops the run before any job, naming the file."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
+    config["persistbench"]["features"] = {"backend": "clip", "model": CLIP_ID, "revision": REVISION}  # the ablation
     path = tmp_path / "paper.yaml"
     path.write_text(yaml.safe_dump(config))
     missing = snakemake(tmp_path, path, "-n", "results/table2.csv", check=False)
@@ -54,6 +56,13 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     assert "export HF_HUB_OFFLINE=1" in aesthetic and "--backend laion-aesthetic" in aesthetic
     assert f'"model": "{PREFETCHED}"' in aesthetic and f'"head": "{HEAD}"' in aesthetic
     assert "gpu=0" in perceive["model=example, capability=tracking"]  # the no-weights estimators stay on the CPU
+    judge = perceive["model=example, capability=judge"]  # a client of the server that holds the VLM
+    assert "gpu=0" in judge and "runtime=240" in judge and "--backend openai-compatible" in judge
+    assert '"url": "http://localhost:8000/v1"' in judge
+    pb_judge = jobs(dry, "persistbench_perceive")["model=omniscient.replay, capability=judge"]
+    assert "--estimates results/persistbench/perception/omniscient.replay" in pb_judge  # the tracker's masks
+    pb_score = jobs(dry, "persistbench_score")["model=omniscient"]
+    assert f"--features clip --features-model {PREFETCHED} --device cuda" in pb_score  # fetched once, shared
 
 
 def test_a_prefetched_aesthetic_predictor_scores_an_external_model(tmp_path, snakemake):

@@ -225,7 +225,7 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
               for block in dry.split("rule worldmembench_score:")[1:]}
     assert "gpu=1" in scores["static"]  # only Static Memory reads DINOv2 features
     assert "gpu=0" in scores["camera"] and "gpu=0" in scores["quality"]
-    assert "--features dinov2 --dinov2 resources/models/dinov2 --device cuda" in dry
+    assert "--features dinov2 --features-model resources/models/dinov2 --device cuda" in dry
 
 
 def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(runs):

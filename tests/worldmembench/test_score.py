@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from worldmemory.common.geometry import pose, rot_y
 from worldmemory.common.video import write_video
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.features import feature_backend
@@ -184,6 +185,64 @@ def test_dynamic_rows_follow_the_oracle_judge(tmp_path, cases_dir):
         assert set(dyn["metric"]) == metrics and (dyn["revisit"] == 0).all()
         np.testing.assert_allclose(dyn["value"], expected)
         assert values(scores, "rpe_rot")["value"].item() == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_judge_behind_an_endpoint_is_asked_once_per_rollout_and_scored_from_its_cache(
+        tmp_path, cases_dir, chat_server):
+    """The event judge through the real perception path (perceive.py -> judge.npz -> scoring):
+    a judge that answers every reference scores 1 on every aspect, one that sees no start 0."""
+    from worldmemory.worldmembench.perceive import perceive
+
+    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("dynamic_000", "LR-Hold", omniscient)],
+                          ground_truth=False)
+    references = {q["id"]: q["reference_answer"] for q in load_case(cases_dir / "dynamic_000")["questions"]}
+    options = {"url": chat_server.url, "served_model": "judge"}
+    metrics = ["dyn_return_progress", "dyn_persistence_reset", "dyn_final_state", "dyn_causal_physical",
+               "dyn_overall", "dyn_started"]
+    for started, expected in (("yes", 1.0), ("no", 0.0)):
+        answers = json.dumps({"event_started": started,
+                              "answers": {q: "yes" if a else "no" for q, a in references.items()}})
+        chat_server.reply = lambda request, answers=answers: f"The box moves from frame 8 on. {answers}"
+        estimates = perceive(cases_dir, root, "judge", "openai-compatible", options)
+        assert list(estimates) == ["dynamic_000/LR-Hold"]  # only dynamic cases ask the judge
+        directory = tmp_path / f"perception_{started}"
+        save_estimates(directory / "judge.npz", "openai-compatible", estimates)
+        scores = sc.score_families(cases_dir, root, ColourGradientPatches(), {"judge": "openai-compatible"},
+                                   directory)
+        dyn = scores[scores["metric"].str.startswith("dyn_")]
+        assert list(dyn["metric"]) == metrics
+        np.testing.assert_allclose(dyn["value"], expected)
+    parts = chat_server.requests[0]["messages"][0]["content"]
+    shown = list(range(0, 241, 8))
+    assert [p["text"] for p in parts[:-1:2]] == [f"Frame {i}:" for i in shown]  # stride 8, the last included
+    assert [p["type"] for p in parts[1:-1:2]] == ["image_url"] * len(shown)
+    assert "- initial hold (V): frames 0-31" in parts[-1]["text"]
+
+
+def test_an_external_pose_estimator_calibrates_rpe_trans(tmp_path, cases_dir):
+    """Camera poses from an external command (the DA3 / ViPE contract): poses equal to the drawn
+    path, in another gauge and scale, read RPE_trans 0 (Eq. 2 aligns by Sim(3)); the same path
+    walked backwards reads far from 0. The weight-free estimator leaves this column NaN."""
+    from worldmemory.worldmembench.perceive import perceive
+
+    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "translation", omniscient)],
+                          ground_truth=False)
+    drawn = tj.build("translation", width=W, height=H, **PARAMS["translation"]).poses
+    gauge = np.diag([3.0, 3.0, 3.0, 1.0]) @ pose(rot_y(0.5), [1.0, 0.0, -2.0])
+    backwards = drawn.copy()
+    backwards[:, :3, 3] *= -1
+    script = tmp_path / "poses.py"
+    script.write_text("import sys, numpy as np\nnp.savez(sys.argv[2], poses=np.load(sys.argv[1]))\n")
+    rpe = {}
+    for name, poses in (("exact", gauge @ drawn), ("backwards", backwards)):
+        np.save(tmp_path / f"{name}.npy", poses)
+        command = f"{sys.executable} {script} {tmp_path / name}.npy {{out}}"
+        estimates = perceive(cases_dir, root, "camera", "external-command", {"command": command})
+        save_estimates(tmp_path / name / "camera.npz", "external-command", estimates)
+        scores = sc.score_model(cases_dir, root, "camera", ColourGradientPatches(),
+                                sc.estimated_sources("camera", {"camera": "external-command"}, tmp_path / name))
+        rpe[name] = values(scores, "rpe_trans")["value"].item()
+    assert rpe["exact"] == pytest.approx(0.0, abs=1e-6) and rpe["backwards"] > 0.5
 
 
 def test_dinov2_backend_plugs_in(tmp_path, cases_dir):

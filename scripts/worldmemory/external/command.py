@@ -51,17 +51,19 @@ class TimeLimit:
 
 
 def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[str, ...],
-              time_limit: TimeLimit | None = None, log_copy: Path | None = None) -> Path:
-    """Run the command for one request; its output goes to ``log_path``. Returns the video path.
+              time_limit: TimeLimit | None = None, log_copy: Path | None = None,
+              output: str = "video", who: str = "external model") -> Path:
+    """Run the command for one request; its output goes to ``log_path``. Returns the path of
+    what it must write, ``request[output]``: a world model's video, an external estimator's file.
 
-    ``request`` holds a value for every placeholder, "video" and "label" (the rollout's name in
+    ``request`` holds a value for every placeholder, ``output`` and "label" (the rollout's name in
     messages). The log is copied to ``log_copy`` (if given) however the command ends. Raises
-    RuntimeError naming the rollout, what happened, the log and the end of its output when the
-    command fails, writes no video or outlives ``time_limit``.
+    RuntimeError naming ``who`` and the rollout, what happened, the log and the end of its output
+    when the command fails, writes nothing at ``request[output]`` or outlives ``time_limit``.
     """
-    check_template(template, placeholders)
+    check_template(template, placeholders, ("video", "request") if output == "video" else (output,))
     command = render(template, {key: request[key] for key in placeholders})
-    video, where = Path(request["video"]), request["label"]
+    video, where = Path(request[output]), request["label"]
     video.unlink(missing_ok=True)
     start = time.monotonic()
     with open(log_path, "w") as log:
@@ -81,12 +83,12 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
     if isinstance(status, KeyboardInterrupt):
         raise status
     if isinstance(status, _Stopped):
-        raise SystemExit(f"external model on {where}: the job was stopped ({status}: cancelled, "
+        raise SystemExit(f"{who} on {where}: the job was stopped ({status}: cancelled, "
                          f"or the cluster's time limit, the model's runtime, ran out) and the "
                          f"command's process group was killed; its output is in {shown}")
     if status is None:
         raise RuntimeError(
-            f"external model on {where}: `{command}` was still running when the job's time limit "
+            f"{who} on {where}: `{command}` was still running when the job's time limit "
             f"of {time_limit.minutes:g} min ran out (it ran {time.monotonic() - start:.1f} s) and "
             f"its process group was killed; raise the model's runtime in the config (minutes per "
             f"rollout job, --timeout-minutes) or shorten its rollouts. Its output ({shown}) ends "
@@ -95,13 +97,14 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
         what = (f"exited with status {status}" if status > 0 else
                 f"was killed by signal {-status}" + (" (out of memory? raise the model's mem_mb)"
                                                      if -status == signal.SIGKILL else ""))
-        raise RuntimeError(f"external model on {where}: `{command}` {what}; "
-                           f"fix the command or the model's environment. Its output ({shown}) "
+        raise RuntimeError(f"{who} on {where}: `{command}` {what}; "
+                           f"fix the command or its environment. Its output ({shown}) "
                            f"ends with:\n{tail}")
     if not video.is_file():
-        raise RuntimeError(f"external model on {where}: `{command}` exited 0 but wrote no video at "
-                           f"{video}; the command must write it at {{video}} (request.json's "
-                           f"'video'). Its output ({shown}) ends with:\n{tail}")
+        raise RuntimeError(f"{who} on {where}: `{command}` exited 0 but wrote no {output} at "
+                           f"{video}; the command must write it at {{{output}}}"
+                           + (" (request.json's 'video')" if output == "video" else "")
+                           + f". Its output ({shown}) ends with:\n{tail}")
     return video
 
 

@@ -25,9 +25,11 @@ LITERAL = (", where the value's own quoting is literal text, so a value holding 
            "backtick or a quote would run as shell code")
 
 
-def check_template(template: str, placeholders: tuple[str, ...]) -> None:
+def check_template(template: str, placeholders: tuple[str, ...],
+                   outputs: tuple[str, ...] = ("video", "request")) -> None:
     """Raise ValueError unless ``template`` uses only ``placeholders``, each in an unquoted word
-    (see the module docstring), and passes {video} (where to write) or {request} (holding it)."""
+    (see the module docstring), and passes one of ``outputs``: for a world model {video} (where
+    to write) or {request} (holding it); for an external estimator {out}."""
     fields = _parse(template)
     names = {name for _, name, _, _ in fields if name is not None}
     unknown = sorted(names - set(placeholders))
@@ -50,9 +52,11 @@ def check_template(template: str, placeholders: tuple[str, ...]) -> None:
             f"unquoted word: write e.g. `--{name}={{{name}}}` or `echo {name}={{{name}}}`, not "
             f"`\"--{name}={{{name}}}\"` (the value arrives as one word, spaces and all), or let "
             f"the model read the value from a file ({{request}} holds every value)")
-    if not names & {"video", "request"}:
-        raise ValueError(f"command template {template!r} must pass {{video}} (the output path) or "
-                         f"{{request}} (request.json, which holds it)")
+    if not names & set(outputs):
+        where = ("{video} (the output path) or {request} (request.json, which holds it)"
+                 if outputs == ("video", "request")
+                 else " or ".join(f"{{{o}}}" for o in outputs) + " (the output path)")
+        raise ValueError(f"command template {template!r} must pass {where}")
 
 
 def render(template: str, values: dict) -> str:

@@ -19,6 +19,18 @@ def rgb_frames(frames) -> np.ndarray:
     return frames
 
 
+def track_inputs(frames, first_mask, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """A tracker's (frames, first mask) checked: RGB frames (rgb_frames), a bool mask of their
+    size, ``start`` one of their indices; ValueError naming what does not fit."""
+    frames = rgb_frames(frames)
+    first = np.asarray(first_mask, dtype=bool)
+    if first.shape != frames.shape[1:3]:
+        raise ValueError(f"first_mask {first.shape} does not match frames {frames.shape}")
+    if not 0 <= start < len(frames):
+        raise ValueError(f"start {start} outside 0..{len(frames) - 1}")
+    return frames, first
+
+
 class Tracker(Protocol):
     """Target masks through a video, from the target's mask in its first frame."""
 

@@ -90,10 +90,12 @@ def weights_slug(model_id: str, revision: str) -> str:
 
 
 def prefetched(studies: dict) -> dict[str, tuple[str, str]]:
-    """slug -> (Hugging Face id, revision) of every estimator of ``studies`` (name -> study config) to fetch."""
+    """slug -> (Hugging Face id, revision) of every estimator of ``studies`` (name -> study config)
+    to fetch: the perception entries and a ``features`` entry given as a mapping."""
     out = {}
     for study in studies.values():
-        for value in study.get("perception", {}).values():
+        features = [study["features"]] if isinstance(study.get("features"), dict) else []
+        for value in [*study.get("perception", {}).values(), *features]:
             estimator = parse(value)
             if estimator.fetched:
                 out[weights_slug(estimator.model, estimator.revision)] = (estimator.model, estimator.revision)

@@ -132,13 +132,14 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / norms)
 
 
-def feature_backend(name: str, dinov2: str | None = None, device: str = "cpu", max_side: int | None = None):
-    """The patch feature backend ``name`` (perception.registry): the non-learned descriptor, or
-    DINOv2 loaded from ``dinov2`` (a local directory or a Hugging Face id) on ``device``."""
+def feature_backend(name: str, model: str | None = None, device: str = "cpu", max_side: int | None = None):
+    """The patch feature backend ``name`` (perception.registry): the non-learned descriptor, or a
+    learned backend (DINOv2, CLIP) loaded from the checkpoint ``model`` (a local directory or a
+    Hugging Face id; the score CLIs' ``--features-model``) on ``device``."""
     from worldmemory.perception import registry
 
-    if name != "dinov2":
+    if name == registry.NONE or not hasattr(registry.backend_class("features", name), "from_pretrained"):
         return registry.create("features", name)
-    if dinov2 is None:
-        raise ValueError("features 'dinov2' need a checkpoint (--dinov2 DIR_OR_HF_ID)")
-    return registry.backend_class("features", name).from_pretrained(dinov2, device, max_side)
+    if model is None:
+        raise ValueError(f"features {name!r} need a checkpoint (--features-model DIR_OR_HF_ID)")
+    return registry.backend_class("features", name).from_pretrained(model, device, max_side)

@@ -28,15 +28,20 @@ CAPABILITIES = {
 }
 
 BACKENDS = {
-    "tracking": {"optical-flow": "worldmemory.perception.tracking:FlowTracker"},
-    "camera": {"feature-matching": "worldmemory.perception.camera:FeatureMatchingCamera"},
-    "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth"},
+    "tracking": {"optical-flow": "worldmemory.perception.tracking:FlowTracker",
+                 "sam2": "worldmemory.perception.sam2:Sam2Tracker"},
+    "camera": {"feature-matching": "worldmemory.perception.camera:FeatureMatchingCamera",
+               "external-command": "worldmemory.perception.external_estimator:ExternalCommandCamera"},
+    "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth",
+              "external-command": "worldmemory.perception.external_estimator:ExternalCommandDepth"},
     "faces": {},
     "imaging_quality": {"brisque": "worldmemory.perception.quality:BrisqueQuality"},
     "aesthetic_quality": {"laion-aesthetic": "worldmemory.perception.aesthetic:LaionAesthetic"},
-    "judge": {},
+    "judge": {"transformers-vlm": "worldmemory.perception.judge:TransformersJudge",
+              "openai-compatible": "worldmemory.perception.judge:OpenAICompatibleJudge"},
     "features": {"patch-colour-gradient-descriptor": "worldmemory.perception.descriptor:ColourGradientPatches",
-                 "dinov2": "worldmemory.perception.dinov2:Dinov2Features"},
+                 "dinov2": "worldmemory.perception.dinov2:Dinov2Features",
+                 "clip": "worldmemory.perception.clip_features:ClipFeatures"},
 }
 
 

@@ -93,6 +93,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from worldmemory.perception.base import track_inputs
+
 __all__ = ["FlowTracker", "locate"]
 
 _FLOW_PRESETS = {"ultrafast": cv2.DISOPTICAL_FLOW_PRESET_ULTRAFAST,
@@ -310,15 +312,8 @@ class FlowTracker:
         size), the camera path the video was asked to follow: where a changed target's place is
         after a departure (module docstring). Returns (T, H, W) bool: the target's mask in every
         frame, empty (all False) where it is not in view."""
-        frames = np.asarray(frames)
-        if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-            raise ValueError(f"frames must be uint8 (T, H, W, 3), got {frames.dtype} {frames.shape}")
-        first = np.asarray(first_mask, dtype=bool)
+        frames, first = track_inputs(frames, first_mask, start)
         T, h, w = frames.shape[:3]
-        if first.shape != (h, w):
-            raise ValueError(f"first_mask {first.shape} does not match frames {frames.shape}")
-        if not 0 <= start < T:
-            raise ValueError(f"start {start} outside 0..{T - 1}")
         if camera is not None and len(camera[0]) != T:
             raise ValueError(f"camera path has {len(camera[0])} poses for {T} frames")
         out = np.zeros((T, h, w), dtype=bool)

@@ -6,8 +6,8 @@ reference crop with the generated crop); Cont and App read the tracker's masks.
 
   * ``OraclePerception``: a reference model's record of what it drew, its target masks (the
     tracker) and whether the drawn target is the reference one (the judge).
-  * ``EstimatedPerception``: the masks a perception job cached (perceive.py) and, for a capability
-    configured as ``none``, Unavailable with the reason naming its config key.
+  * ``EstimatedPerception``: the masks and judgements the perception jobs cached (perceive.py)
+    and, for a capability configured as ``none``, Unavailable with the reason naming its config key.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Protocol
 
 import numpy as np
 
-from worldmemory.perception.base import Unavailable
 from worldmemory.perception.store import CachedView, cached_sources
 
 CAPABILITIES = ("tracking", "judge")
@@ -55,8 +54,7 @@ class EstimatedPerception(CachedView):
         return self.fields("tracking")["masks"]
 
     def same_entity(self, generated, reference, pred_masks, ref_masks) -> np.ndarray:
-        self.fields("judge")
-        raise Unavailable("no same-entity judge backend reads cached answers yet")
+        return self.fields("judge")["same_entity"]
 
 
 def estimated_sources(backends: dict[str, str], directory) -> dict:

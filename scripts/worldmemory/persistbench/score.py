@@ -106,7 +106,7 @@ def main(argv=None) -> None:
                         help="capability -> backend (JSON) of a model without truth channels")
     parser.add_argument("--estimates", help="the model's perception directory (perceive.py's files)")
     parser.add_argument("--features", default=ColourGradientPatches.name, choices=registry.names("features")[:-1])
-    parser.add_argument("--dinov2", help="DINOv2 checkpoint (directory or Hugging Face id)")
+    parser.add_argument("--features-model", help="the learned features' checkpoint (directory or Hugging Face id)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--alpha", type=float, default=metrics.ALPHA, help="Cont's decay rate")
     parser.add_argument("--out-scores", required=True)
@@ -116,7 +116,7 @@ def main(argv=None) -> None:
     ground_truth = json.loads((Path(args.rollouts) / "manifest.json").read_text())["ground_truth"]
     backends = {} if ground_truth else json.loads(args.perception)
     estimates = None if ground_truth else estimated_sources(backends, args.estimates)
-    backend = feature_backend(args.features, args.dinov2, args.device)
+    backend = feature_backend(args.features, args.features_model, args.device)
     scores, frames = score_model(args.sequences, args.rollouts, backend, args.alpha, estimates=estimates)
     metrics.write_scores(scores, args.out_scores)
     metrics.write_frames(frames, args.out_frames)

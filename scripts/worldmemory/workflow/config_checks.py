@@ -210,19 +210,28 @@ REPLAY = ".replay"  # rules/common.smk names a reference model's replay <model>.
 
 
 def _perception(study_name: str, study: dict):
-    """Each capability's backend is one the registry knows (or ``none``); no model takes the name
-    of a replay run."""
+    """Each capability's backend is one the registry knows (or ``none``), each model an id or a
+    directory (the features' too); no model takes the name of a replay run."""
+    from worldmemory.external import check_template
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
+    from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
 
+    fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
+           "prefetch_perception, or an existing local model directory")
+    if isinstance(study.get("features"), dict):  # the schema requires its model and names its backends
+        yield from _id_or_model_dir(f"{study_name}.features.model", study["features"]["model"], fix)
     for capability, value in study.get("perception", {}).items():
         estimator = parse(value)
         name = estimator.backend
         if estimator.model is not None:
-            yield from _id_or_model_dir(
-                f"{study_name}.perception.{capability}.model", estimator.model,
-                "a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
-                "prefetch_perception, or an existing local model directory")
+            yield from _id_or_model_dir(f"{study_name}.perception.{capability}.model", estimator.model, fix)
+        if name == "external-command" and capability in EXTERNAL_PLACEHOLDERS:
+            try:
+                command = str(estimator.options.get("command", ""))
+                check_template(command, EXTERNAL_PLACEHOLDERS[capability], ("out",))
+            except ValueError as e:
+                yield f"{study_name}.perception.{capability}.command: {e}"
         if name not in registry.names(capability):
             yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "

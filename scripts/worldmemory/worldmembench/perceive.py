@@ -16,7 +16,10 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     fields ``depth`` (T, H, W) and ``relative_inverse`` (whether the backend gave relative inverse
     depth rather than metric z-depth: perception.depth);
   * ``imaging_quality`` and ``aesthetic_quality``: the backend's raw score of the frames
-    Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``.
+    Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``;
+  * ``judge``: the event checklist of a dynamic case (Appendix D.1: the frames sampled every 8th
+    with the planned phases, dynamic_memory.VlmEventJudge); fields ``started``, ``questions``
+    (ids), ``answers`` (bool per id) and ``reply`` (the judge's raw text, for the record).
 
 A reference model needs none of this: its scoring reads the truth channels it wrote (the oracle).
 """
@@ -33,11 +36,20 @@ from PIL import Image
 
 from worldmemory.common.video import read_video
 from worldmemory.perception import registry
+from worldmemory.perception.judge import event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench.cases import load_cases
+from worldmemory.worldmembench.metrics.dynamic_memory import (
+    DynamicCase,
+    JudgeAnswer,
+    dynamic_case,
+    judge_frames,
+    phase_ranges,
+)
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
+from worldmemory.worldmembench.trajectories import load_trajectory
 
-CAPABILITIES = ("tracking", "camera", "depth", "imaging_quality", "aesthetic_quality")
+CAPABILITIES = ("tracking", "camera", "depth", "imaging_quality", "aesthetic_quality", "judge")
 ENTITY_KINDS = {"human": "person", "object": "object"}
 
 
@@ -95,8 +107,38 @@ def _quality(scorer, root: Path, entry: dict, case: dict) -> dict:
     return {"frames": picked, "raw": scorer.score(frames[picked])}
 
 
+class VlmEventJudge:
+    """The EventJudge of Appendix D.1 asked of a vision-language backend (perception.judge):
+    one prompt per rollout, greedy decoding; ``last_reply`` keeps the raw reply for the record."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.last_reply = ""
+
+    def judge(self, frames: list[np.ndarray], frame_indices: list[int],
+              phases: list[dict], case: DynamicCase) -> JudgeAnswer:
+        content = event_prompt(frames, frame_indices, phases, case.initial_state, case.action,
+                               [(q.id, q.text) for q in case.questions])
+        self.last_reply = self.backend.ask(content)
+        started, answers = parse_event_answer(self.last_reply, [q.id for q in case.questions])
+        return JudgeAnswer(started=started, answers=answers)
+
+
+def _judge(backend, root: Path, entry: dict, case: dict) -> dict | None:
+    if case["family"] != "dynamic":
+        return None  # only Dynamic Memory asks the event judge
+    frames = read_video(root / entry["video"])
+    event, judge = dynamic_case(case), VlmEventJudge(backend)
+    shown = judge_frames(len(frames))
+    phases = phase_ranges(load_trajectory(root / entry["trajectory_file"]))
+    answer = judge.judge(list(frames[shown]), shown, phases, event)
+    ids = [q.id for q in event.questions]
+    return {"started": np.array(answer.started), "questions": np.array(ids),
+            "answers": np.array([answer.answers[q] for q in ids]), "reply": np.array(judge.last_reply)}
+
+
 ESTIMATORS = {"tracking": _tracking, "camera": _camera, "depth": _depth, "imaging_quality": _quality,
-              "aesthetic_quality": _quality}
+              "aesthetic_quality": _quality, "judge": _judge}
 
 
 def _requested_path(path: Path, case: dict, frames: np.ndarray):

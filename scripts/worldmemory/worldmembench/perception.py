@@ -25,7 +25,7 @@ import numpy as np
 from worldmemory.perception import registry
 from worldmemory.perception.base import Unavailable
 from worldmemory.perception.store import CachedView, cached_sources
-from worldmemory.worldmembench.metrics.dynamic_memory import OracleEventJudge
+from worldmemory.worldmembench.metrics.dynamic_memory import DynamicCase, JudgeAnswer, OracleEventJudge
 
 MIN_PIXELS = 20  # a target is observed in a frame when its mask covers at least this many pixels
 # score family -> the capabilities its metrics read (the paper's metric families, Section 4)
@@ -128,9 +128,8 @@ class EstimatedPerception(CachedView):
                 raise Unavailable(reason)
         return fields["poses"], fields["K"]
 
-    def event_judge(self):
-        self.fields("judge")
-        raise Unavailable("no event judge backend reads cached answers yet")
+    def event_judge(self) -> CachedEventJudge:
+        return CachedEventJudge(self.fields("judge"), str(self.sources["judge"].path), self.key)
 
     def faces(self):
         self.fields("faces")
@@ -145,6 +144,22 @@ class EstimatedPerception(CachedView):
             return math.nan
         scorer = registry.backend_class(metric, self.sources[metric].backend)
         return scorer.normalise(float(finite.mean()))
+
+
+@dataclass
+class CachedEventJudge:
+    """The event judge's answers of one rollout as its perception job cached them (perceive.py)."""
+
+    fields: dict
+    path: str
+    key: str
+
+    def judge(self, frames, frame_indices, phases, case: DynamicCase) -> JudgeAnswer:
+        ids = [str(q) for q in self.fields["questions"]]
+        if ids != [q.id for q in case.questions]:
+            raise ValueError(f"{self.path}: the judge of {self.key} answered questions {ids}, but the case "
+                             f"asks {[q.id for q in case.questions]}; rebuild it")
+        return JudgeAnswer(bool(self.fields["started"]), dict(zip(ids, map(bool, self.fields["answers"]))))
 
 
 def estimated_sources(family: str, backends: dict[str, str], directory) -> dict:

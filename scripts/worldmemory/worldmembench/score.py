@@ -58,8 +58,7 @@ from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
-    DynamicCase,
-    Question,
+    dynamic_case,
     judge_frames,
     phase_ranges,
     score_case,
@@ -73,22 +72,13 @@ from worldmemory.worldmembench.perception import (
     estimated_sources,
 )
 from worldmemory.worldmembench.tables import canonical_order
-from worldmemory.worldmembench.trajectories import Phase, Trajectory
+from worldmemory.worldmembench.trajectories import Trajectory, load_trajectory
 
 COLUMNS = ["model", "case", "family", "trajectory", "metric", "target", "revisit", "value",
            "valid", "reason"]
 SPHERE_GRID = (72, 36)  # (n_az, n_el) of static_memory.spherical_field: 5 degree bins
 BATCH = 8  # frames per feature-backend call
 FLOAT_FORMAT = "%.10g"
-
-
-def load_trajectory(path) -> Trajectory:
-    """The inverse of Trajectory.to_json."""
-    d = json.loads(Path(path).read_text())
-    return Trajectory(d["name"], np.asarray(d["poses"], dtype=float),
-                      np.asarray(d["intrinsics"], dtype=float),
-                      [Phase(p["name"], p["start"], p["end"]) for p in d["phases"]],
-                      list(d["captions"]), float(d["fps"]))
 
 
 def score_model(cases_dir, rollouts_dir, family: str, backend, estimates=None,
@@ -345,13 +335,10 @@ def _dynamic_rows(frames, perception, traj: Trajectory, case: dict) -> list[dict
         judge = perception.event_judge()
     except Unavailable as e:
         return [_row(m, "", 0, None, str(e), valid=True) for m in metrics]
-    questions = tuple(Question(q["id"], q["aspect"], q["question"], q["reference_answer"],
-                               q.get("predicate")) for q in case["questions"])
-    event = DynamicCase(case["id"], case["initial_state"], case["action"],
-                        case["expected_next_state"], questions)
+    event = dynamic_case(case)
     shown = judge_frames(len(frames))
     answer = judge.judge(list(frames[shown]), shown, phase_ranges(traj), event)
-    scores = score_case(answer, questions)
+    scores = score_case(answer, event.questions)
     values = [scores[aspect] for aspect in ASPECTS] + [scores["overall"], float(scores["started"])]
     return [_row(m, "", 0, v) for m, v in zip(metrics, values)]
 
@@ -387,7 +374,7 @@ def main(argv=None) -> None:
                     help="capability -> backend (JSON) of a model without truth channels")
     ap.add_argument("--estimates", help="the model's perception directory (perceive.py's files)")
     ap.add_argument("--features", default=ColourGradientPatches.name, choices=registry.names("features")[:-1])
-    ap.add_argument("--dinov2", help="DINOv2 checkpoint (directory or Hugging Face id)")
+    ap.add_argument("--features-model", help="the learned features' checkpoint (directory or Hugging Face id)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--max-side", type=int, help="DINOv2: shrink frames to this longer side")
     ap.add_argument("--min-pixels", type=int, default=MIN_PIXELS)
@@ -399,7 +386,7 @@ def main(argv=None) -> None:
     estimates = None if ground_truth else estimated_sources(args.family, backends, args.estimates)
     features = None  # appearance features: the static family only
     if args.family == "static":
-        features = feature_backend(args.features, args.dinov2, args.device, args.max_side)
+        features = feature_backend(args.features, args.features_model, args.device, args.max_side)
     write_scores(score_model(args.cases, args.rollouts, args.family, features, estimates, args.min_pixels), args.out)
     if args.out_info:
         perceived = {c: "oracle" if ground_truth else backends.get(c, registry.NONE) for c in NEEDS[args.family]}

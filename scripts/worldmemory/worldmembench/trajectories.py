@@ -32,7 +32,9 @@ static); caption-driven models such as YUME take these instead of poses (Appendi
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -126,6 +128,15 @@ class Trajectory:
             "phases": [{"name": p.name, "start": p.start, "end": p.end} for p in self.phases],
             "captions": list(self.captions),
         }
+
+
+def load_trajectory(path) -> Trajectory:
+    """The inverse of Trajectory.to_json."""
+    d = json.loads(Path(path).read_text())
+    return Trajectory(d["name"], np.asarray(d["poses"], dtype=float),
+                      np.asarray(d["intrinsics"], dtype=float),
+                      [Phase(p["name"], p["start"], p["end"]) for p in d["phases"]],
+                      list(d["captions"]), float(d["fps"]))
 
 
 def translation(

@@ -7,8 +7,10 @@ camera-phase ranges, decides whether the event visibly starts during the initial
 answers the eight questions. The start decision gates the score: if the event did not start,
 every question scores 0; otherwise a question scores 1 when the answer matches its reference.
 
-The paper's judge is a VLM (Qwen3.8-27B); only its interface (EventJudge) lives here, with an
-oracle that answers from ground-truth event state so the scoring can be tested end to end.
+The paper's judge is a VLM (Qwen3.8-27B): worldmembench.perceive.VlmEventJudge asks any backend
+of worldmemory.perception.judge (prompt and reply format there) and caches its answers;
+:class:`OracleEventJudge` answers from ground-truth event state, so the scoring is calibrated end
+to end on reference models.
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ class EventJudge(Protocol):
 
     def judge(self, frames: Sequence[np.ndarray], frame_indices: Sequence[int],
               phases: Sequence[dict], case: DynamicCase) -> JudgeAnswer: ...
+
+
+def dynamic_case(case: dict) -> DynamicCase:
+    """The DynamicCase of a dynamic case's case.json (case.schema.yaml)."""
+    questions = tuple(Question(q["id"], q["aspect"], q["question"], q["reference_answer"],
+                               q.get("predicate")) for q in case["questions"])
+    return DynamicCase(case["id"], case["initial_state"], case["action"], case["expected_next_state"],
+                       questions)
 
 
 def check_questions(questions: Sequence[Question]) -> None:
