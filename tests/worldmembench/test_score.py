@@ -222,7 +222,8 @@ def test_a_judge_behind_an_endpoint_is_asked_once_per_rollout_and_scored_from_it
 def test_an_external_pose_estimator_calibrates_rpe_trans(tmp_path, cases_dir):
     """Camera poses from an external command (the DA3 / ViPE contract): poses equal to the drawn
     path, in another gauge and scale, read RPE_trans 0 (Eq. 2 aligns by Sim(3)); the same path
-    walked backwards reads far from 0. The weight-free estimator leaves this column NaN."""
+    walked backwards reads far from 0, and as a second estimator it counts half (Eq. 2's mean).
+    The weight-free estimator leaves this column NaN."""
     from worldmemory.worldmembench.perceive import perceive
 
     root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "translation", omniscient)],
@@ -233,16 +234,27 @@ def test_an_external_pose_estimator_calibrates_rpe_trans(tmp_path, cases_dir):
     backwards[:, :3, 3] *= -1
     script = tmp_path / "poses.py"
     script.write_text("import sys, numpy as np\nnp.savez(sys.argv[2], poses=np.load(sys.argv[1]))\n")
-    rpe = {}
     for name, poses in (("exact", gauge @ drawn), ("backwards", backwards)):
         np.save(tmp_path / f"{name}.npy", poses)
         command = f"{sys.executable} {script} {tmp_path / name}.npy {{out}}"
         estimates = perceive(cases_dir, root, "camera", "external-command", {"command": command})
-        save_estimates(tmp_path / name / "camera.npz", "external-command", estimates)
+        for capability in ("camera", "second_camera"):
+            save_estimates(tmp_path / name / f"{capability}.npz", "external-command", estimates)
+
+    def rpe(first, second=None):
+        directory = tmp_path / "estimates"
+        directory.mkdir(exist_ok=True)
+        backends = {"camera": "external-command", "second_camera": "external-command" if second else "none"}
+        for capability, name in (("camera", first), ("second_camera", second)):
+            if name:
+                (directory / f"{capability}.npz").write_bytes((tmp_path / name / f"{capability}.npz").read_bytes())
         scores = sc.score_model(cases_dir, root, "camera", ColourGradientPatches(),
-                                sc.estimated_sources("camera", {"camera": "external-command"}, tmp_path / name))
-        rpe[name] = values(scores, "rpe_trans")["value"].item()
-    assert rpe["exact"] == pytest.approx(0.0, abs=1e-6) and rpe["backwards"] > 0.5
+                                sc.estimated_sources("camera", backends, directory))
+        return values(scores, "rpe_trans")["value"].item()
+
+    assert rpe("exact") == pytest.approx(0.0, abs=1e-6) and rpe("backwards") > 0.5
+    # Eq. 2 with a second estimator (ViPE beside DA3): the mean of the two
+    assert rpe("exact", "backwards") == pytest.approx(rpe("backwards") / 2, rel=1e-9)
 
 
 def test_dinov2_backend_plugs_in(tmp_path, cases_dir):

@@ -19,6 +19,7 @@ ORACLE = "oracle"
 CAPABILITIES = {
     "tracking": ("target masks", "SAM-family video segmentation"),
     "camera": ("camera poses", "DA3 and ViPE"),
+    "second_camera": ("a second estimate of the camera poses, averaged in RPE_trans (Eq. 2)", "ViPE beside DA3"),
     "depth": ("depth maps", "DA3"),
     "faces": ("face identity embeddings", "ArcFace"),
     "imaging_quality": ("imaging quality scores", "MUSIQ-SPAQ"),
@@ -32,6 +33,7 @@ BACKENDS = {
                  "sam2": "worldmemory.perception.sam2:Sam2Tracker"},
     "camera": {"feature-matching": "worldmemory.perception.camera:FeatureMatchingCamera",
                "external-command": "worldmemory.perception.external_estimator:ExternalCommandCamera"},
+    "second_camera": {},  # the camera backends (below)
     "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth",
               "external-command": "worldmemory.perception.external_estimator:ExternalCommandDepth"},
     "faces": {},
@@ -43,6 +45,9 @@ BACKENDS = {
                  "dinov2": "worldmemory.perception.dinov2:Dinov2Features",
                  "clip": "worldmemory.perception.clip_features:ClipFeatures"},
 }
+
+
+BACKENDS["second_camera"] = BACKENDS["camera"]
 
 
 def names(capability: str) -> list[str]:

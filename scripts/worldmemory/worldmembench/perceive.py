@@ -12,6 +12,8 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every rollout from its pixels and the case camera's
     intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+    ``second_camera`` the same from a second estimator, whose translations Eq. 2 averages with
+    camera's (ViPE beside DA3);
   * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
     fields ``depth`` (T, H, W) and ``relative_inverse`` (whether the backend gave relative inverse
     depth rather than metric z-depth: perception.depth);
@@ -49,7 +51,7 @@ from worldmemory.worldmembench.metrics.dynamic_memory import (
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
 from worldmemory.worldmembench.trajectories import load_trajectory
 
-CAPABILITIES = ("tracking", "camera", "depth", "imaging_quality", "aesthetic_quality", "judge")
+CAPABILITIES = ("tracking", "camera", "second_camera", "depth", "imaging_quality", "aesthetic_quality", "judge")
 ENTITY_KINDS = {"human": "person", "object": "object"}
 
 
@@ -137,8 +139,8 @@ def _judge(backend, root: Path, entry: dict, case: dict) -> dict | None:
             "answers": np.array([answer.answers[q] for q in ids]), "reply": np.array(judge.last_reply)}
 
 
-ESTIMATORS = {"tracking": _tracking, "camera": _camera, "depth": _depth, "imaging_quality": _quality,
-              "aesthetic_quality": _quality, "judge": _judge}
+ESTIMATORS = {"tracking": _tracking, "camera": _camera, "second_camera": _camera, "depth": _depth,
+              "imaging_quality": _quality, "aesthetic_quality": _quality, "judge": _judge}
 
 
 def _requested_path(path: Path, case: dict, frames: np.ndarray):

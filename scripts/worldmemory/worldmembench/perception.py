@@ -33,7 +33,7 @@ NEEDS = {
     "quality": ("imaging_quality", "aesthetic_quality"),
     "static": ("tracking", "faces", "camera", "depth"),
     "dynamic": ("judge",),
-    "camera": ("camera",),
+    "camera": ("camera", "second_camera"),
 }
 FAMILIES = tuple(NEEDS)
 CONFIG_KEY = "worldmembench.perception"
@@ -55,6 +55,10 @@ class Perception(Protocol):
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """((T, 4, 4) camera-to-world poses, OpenCV convention; (3, 3) intrinsics K); with
         ``translation``, Unavailable unless the positions are good enough for Eq. 2."""
+
+    def second_camera(self) -> dict[str, np.ndarray]:
+        """{name: (T, 4, 4) poses} of a second pose estimator whose translations Eq. 2 averages
+        with camera's (the paper's ViPE beside DA3); empty when there is none."""
 
     def event_judge(self):
         """A judge with dynamic_memory's ``judge(frames, frame_indices, phases, case)``."""
@@ -84,6 +88,9 @@ class OraclePerception:
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         return self.truth["poses"], self.truth["K"]
+
+    def second_camera(self) -> dict[str, np.ndarray]:
+        return {}  # the drawn poses are exact: one estimate
 
     def event_judge(self) -> OracleEventJudge:
         if "event_started" not in self.truth:
@@ -127,6 +134,14 @@ class EstimatedPerception(CachedView):
             if reason:
                 raise Unavailable(reason)
         return fields["poses"], fields["K"]
+
+    def second_camera(self) -> dict[str, np.ndarray]:
+        source = self.sources.get("second_camera")
+        if source is None or isinstance(source, str):
+            return {}  # not read by this family, or configured as none
+        if getattr(registry.backend_class("camera", source.backend), "unreliable_translation", ""):
+            return {}  # its translations would only add noise to the mean
+        return {f"second_camera ({source.backend})": self.fields("second_camera")["poses"]}
 
     def event_judge(self) -> CachedEventJudge:
         return CachedEventJudge(self.fields("judge"), str(self.sources["judge"].path), self.key)

@@ -350,8 +350,8 @@ def _camera_rows(traj: Trajectory, perception) -> list[dict]:
         estimated, _ = perception.camera(translation=metric == "rpe_trans")
     except Unavailable as e:
         return [_row(metric, "", 0, None, str(e), valid=True)]
-    if metric == "rpe_trans":
-        value = camera.rpe_trans(traj.poses, {"estimated": estimated})
+    if metric == "rpe_trans":  # Eq. 2: the mean over the pose estimators (DA3 and ViPE in the paper)
+        value = camera.rpe_trans(traj.poses, {"estimated": estimated, **perception.second_camera()})
     else:
         value = camera.rpe_rot(traj.poses, estimated)
     reason = "target path has zero length: RPE undefined" if math.isnan(value) else ""
