@@ -219,10 +219,11 @@ def test_a_template_with_a_placeholder_inside_quotes_is_refused_at_validation(st
 @pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
 def test_perception_backends_are_the_registrys_and_replay_names_are_reserved(study):
     config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
-    config[study]["perception"]["tracking"] = "sam3"
+    config[study]["perception"]["tracking"] = "sam9"
     config[study]["models"]["mine.replay"] = {"kind": "reference", "reference": "omniscient"}
     text = problems(config)
-    assert f"{study}.perception.tracking = 'sam3': no such backend; expected one of optical-flow, sam2, none" in text
+    expected = "no such backend; expected one of optical-flow, sam2, sam3, none"
+    assert f"{study}.perception.tracking = 'sam9': {expected}" in text
     assert f"{study}.models.mine.replay: names ending in '.replay' are the replays" in text
 
 

@@ -22,7 +22,9 @@ with at most ``max_new_tokens`` = 4096 new tokens as in Appendix D.1. Backends:
 
   * ``transformers-vlm`` (:class:`TransformersJudge`): a Qwen2.5-VL / Qwen3-VL checkpoint (any
     ``AutoModelForImageTextToText`` whose processor has a chat template) from a local directory;
-    Qwen's processors need torchvision (envs/judge.yaml has it);
+    Qwen's processors need torchvision, which envs/perception.yaml lacks (its PyPI wheels do not
+    pair with the CPU torch the workflow pins): run it where torchvision is installed, or serve the
+    model and use ``openai-compatible``;
   * ``openai-compatible`` (:class:`OpenAICompatibleJudge`): any server with the OpenAI chat
     completions API (vLLM, SGLang, a hosted endpoint), images sent inline as PNG data URLs.
 """
@@ -166,7 +168,7 @@ class TransformersJudge:
     """A Qwen2.5-VL / Qwen3-VL checkpoint through transformers, greedy decoding.
 
     ``model`` is a local directory (the workflow's prefetch step puts a Hugging Face id there);
-    ``max_pixels`` caps the image processor's resolution (None: the checkpoint's own setting).
+    ``max_pixels`` caps a Qwen-VL image processor's pixels per image (None: the checkpoint's own).
     bf16 on CUDA, float32 on the CPU.
     """
 

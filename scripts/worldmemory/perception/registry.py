@@ -30,7 +30,8 @@ CAPABILITIES = {
 
 BACKENDS = {
     "tracking": {"optical-flow": "worldmemory.perception.tracking:FlowTracker",
-                 "sam2": "worldmemory.perception.sam2:Sam2Tracker"},
+                 "sam2": "worldmemory.perception.sam2:Sam2Tracker",
+                 "sam3": "worldmemory.perception.sam3:Sam3Tracker"},
     "camera": {"feature-matching": "worldmemory.perception.camera:FeatureMatchingCamera",
                "external-command": "worldmemory.perception.external_estimator:ExternalCommandCamera"},
     "second_camera": {},  # the camera backends (below)

@@ -1,4 +1,5 @@
-"""Target masks from SAM2 video segmentation (transformers' ``Sam2VideoModel``).
+"""Target masks from SAM-family video segmentation: SAM2 here (transformers' ``Sam2VideoModel``),
+SAM3's tracker in :mod:`worldmemory.perception.sam3`, both through :class:`SamVideoTracker`.
 
 WorldMemBench (Section 4.4, Appendix C) reads Human and Object memory through a SAM-based video
 tracker prompted with the target's mask in the conditioning frame, one that re-finds the target
@@ -20,14 +21,16 @@ view), as for FlowTracker.
 Pre- and post-processing: the checkpoint's ``Sam2VideoProcessor`` needs torchvision, which the
 workflow's environments do not install, so its three steps are done here in torch, as it does
 them: each frame is resized to the model's square ``config.image_size`` (bilinear, antialiased,
-rounded to uint8 levels as its uint8 resize does), scaled to [0, 1] and ImageNet-normalised; the
-prompt mask is resized to the same square (bilinear, antialiased, >= 0.5); the predicted
-low-resolution mask logits are resized back to the frame (bilinear) and thresholded at
-``threshold``. Nothing is downloaded: the model loads from a local directory.
+rounded to uint8 levels as its uint8 resize does), scaled to [0, 1] and normalised with its video
+processor's mean and std (:func:`video_normalisation`: ImageNet's for SAM2); the prompt mask is
+resized to the same square (bilinear, antialiased, >= 0.5); the predicted low-resolution mask
+logits are resized back to the frame (bilinear) and thresholded at ``threshold``. Nothing is
+downloaded: the model loads from a local directory.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -42,36 +45,61 @@ from worldmemory.perception.base import track_inputs
 OBJECT_ID = 1  # the one object of a session: one target per track() call
 
 
-class Sam2Tracker:
-    """Target masks through a video by SAM2, prompted with the target's mask (module docstring).
+def video_normalisation(path: Path, mean, std) -> tuple[list[float], list[float]]:
+    """The (mean, std) a checkpoint's video processor normalises with, read where transformers'
+    ``AutoVideoProcessor.from_pretrained`` reads its settings: the ``video_processor`` entry of
+    processor_config.json (the nested layout of transformers 5), else video_preprocessor_config.json,
+    else preprocessor_config.json; ``mean`` / ``std`` (the processor class's defaults) where the
+    checkpoint saved none or its settings leave them out."""
+    settings = None
+    nested = path / "processor_config.json"
+    if nested.is_file():
+        settings = json.loads(nested.read_text()).get("video_processor")
+    for name in ("video_preprocessor_config.json", "preprocessor_config.json"):
+        if settings is None and (path / name).is_file():
+            settings = json.loads((path / name).read_text())
+    settings = settings or {}
+    return list(settings.get("image_mean", mean)), list(settings.get("image_std", std))
 
-    ``model``: a local directory holding a saved ``Sam2VideoModel`` (config.json and weights),
-    ``device``: a torch device (on CUDA the model runs under bfloat16 autocast, as SAM2's own
-    video predictor does; float32 elsewhere), ``threshold``: the mask-logit threshold (0: a
-    probability of one half), ``min_pixels``: a smaller mask is empty (out of view).
+
+class SamVideoTracker:
+    """Target masks through a video by a transformers SAM video model prompted with the target's mask
+    (module docstring); subclasses name the model: its class, its inference-session class and its
+    video processor's default normalisation (used where the checkpoint saved no processor).
+
+    ``model``: a local directory holding the saved model (config.json and weights), ``device``: a
+    torch device (on CUDA the model runs under bfloat16 autocast, as SAM2's own video predictor
+    does; float32 elsewhere), ``threshold``: the mask-logit threshold (0: a probability of one
+    half), ``min_pixels``: a smaller mask is empty (out of view).
     """
 
-    name = "sam2"
+    name: str
+    what: str  # the saved model, as the missing-directory error names it
+    model_class: type
+    session_class: type
+    default_mean: list[float]
+    default_std: list[float]
 
     def __init__(self, model: str, device: str = "cpu", threshold: float = 0.0, min_pixels: int = 20):
         self.device = torch_device(device)  # a missing GPU fails before anything is read
         path = Path(model)
         if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path} holds no saved SAM2 video model (config.json): fetch it with "
+            raise FileNotFoundError(f"{path} holds no saved {self.what} (config.json): fetch it with "
                                     "`./run.sh snakemake --until prefetch_perception` (rule prefetch_perception), "
                                     "or give a local model directory")
-        self.model = Sam2VideoModel.from_pretrained(path, dtype=torch.float32, local_files_only=True)
+        self.model = self.model_class.from_pretrained(path, dtype=torch.float32, local_files_only=True)
         self.model = self.model.eval().to(self.device)
         self.size = int(self.model.config.image_size)
         self.threshold = float(threshold)
         self.min_pixels = int(min_pixels)
-        self.mean = torch.tensor(IMAGENET_DEFAULT_MEAN, device=self.device).view(1, 3, 1, 1)
-        self.std = torch.tensor(IMAGENET_DEFAULT_STD, device=self.device).view(1, 3, 1, 1)
+        mean, std = video_normalisation(path, self.default_mean, self.default_std)
+        self.mean = torch.tensor(mean, device=self.device).view(1, 3, 1, 1)
+        self.std = torch.tensor(std, device=self.device).view(1, 3, 1, 1)
 
     def track(self, frames: np.ndarray, first_mask: np.ndarray, start: int = 0, camera=None) -> np.ndarray:
         """frames: (T, H, W, 3) uint8 RGB; first_mask: (H, W) bool, the target in frames[start]
         (frames before it get empty masks); camera: accepted for FlowTracker's interface and
-        ignored (SAM2 re-finds a target from its memory bank, not from the camera path).
+        ignored (the model re-finds a target from its memory bank, not from the camera path).
         Returns (T, H, W) bool: the target's mask in every frame, empty where it is not in view."""
         frames, first = track_inputs(frames, first_mask, start)
         T, h, w = frames.shape[:3]
@@ -79,11 +107,11 @@ class Sam2Tracker:
         if not first.any():
             return out
         # the session holds frames start.. only: its frame 0 is the video's frame start
-        session = Sam2VideoInferenceSession(
+        session = self.session_class(
             video=torch.cat([self._pixels(frame) for frame in frames[start:]]), video_height=h, video_width=w,
             inference_device=self.device, inference_state_device=self.device, video_storage_device=self.device,
             dtype=torch.float32)
-        # what Sam2VideoProcessor.add_inputs_to_inference_session(input_masks=...) does
+        # what the processor's add_inputs_to_inference_session(input_masks=...) does
         session.add_mask_inputs(session.obj_id_to_idx(OBJECT_ID), 0, self._prompt(first))
         session.obj_with_new_inputs = [OBJECT_ID]
         bf16 = torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
@@ -106,3 +134,16 @@ class Sam2Tracker:
         x = torch.tensor(mask, device=self.device, dtype=torch.float32)[None, None]
         x = F.interpolate(x, size=(self.size, self.size), mode="bilinear", align_corners=False, antialias=True)
         return (x >= 0.5).float()
+
+
+class Sam2Tracker(SamVideoTracker):
+    """Target masks through a video by SAM2 (``Sam2VideoModel``), prompted with the target's mask
+    (module docstring); normalised as ``Sam2VideoVideoProcessor`` does by default (ImageNet's mean
+    and std) unless the checkpoint's saved processor says otherwise."""
+
+    name = "sam2"
+    what = "SAM2 video model"
+    model_class = Sam2VideoModel
+    session_class = Sam2VideoInferenceSession
+    default_mean = IMAGENET_DEFAULT_MEAN
+    default_std = IMAGENET_DEFAULT_STD

@@ -8,7 +8,9 @@ no download. Each estimator is saved to a temporary directory and loaded by its 
 prefetched checkpoint is, then run over ``--frames`` random frames of ``--height`` x ``--width``
 (a world model's 480 x 832 by default) ``--repeats`` times after one warm-up run. One JSON line per
 estimator: its backend, the architecture it was built with, parameters (millions), frames/s
-(median over repeats) and the peak GPU memory. The VLM judges are left out: a served model's
+(median over repeats) and the peak GPU memory. At the real sizes the parameter counts are the
+released checkpoints' (DINOv2-B with registers 86.6 M, CLIP ViT-L/14 vision 303.2 M and whole
+427.6 M, Depth Anything V2-L 335.3 M, SAM2.1 Hiera-L 224.4 M). The VLM judges are left out: a served model's
 throughput is its server's, and the paper's judge is given by name only.
 """
 
@@ -29,10 +31,11 @@ REAL = {
     # facebook/dinov2-with-registers-base
     "dinov2": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
                    patch_size=14, image_size=518, num_register_tokens=4),
-    # openai/clip-vit-large-patch14 (vision tower; the text tower at its defaults: 12 x 768)
+    # openai/clip-vit-large-patch14: its vision tower, projection and text tower
     "clip": dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16,
                  patch_size=14, image_size=224),
     "clip_projection": 768,
+    "clip_text": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12),
     # Depth Anything V2 Large: a DINOv2-L backbone and its DPT head
     "depth": dict(backbone=dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
                                 intermediate_size=4096, patch_size=14, image_size=518,
@@ -48,6 +51,8 @@ TINY = {
     "clip": dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                  patch_size=14, image_size=28),
     "clip_projection": 8,
+    "clip_text": dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, vocab_size=64,
+                      max_position_embeddings=8),
     "depth": dict(backbone=dict(hidden_size=32, num_hidden_layers=4, num_attention_heads=2, intermediate_size=64,
                                 patch_size=14, image_size=28, out_indices=[1, 2, 3, 4]),
                   neck_hidden_sizes=[8, 16, 32, 32], fusion_hidden_size=16, size=28),
@@ -82,9 +87,8 @@ def aesthetic(sizes: dict, path: Path, device: str):
     from worldmemory.perception.aesthetic import LaionAesthetic
 
     vision, dim = sizes["clip"], sizes["clip_projection"]
-    text = {} if sizes is REAL else dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                          num_attention_heads=2, vocab_size=64, max_position_embeddings=8)
-    CLIPModel(CLIPConfig(projection_dim=dim, text_config=text, vision_config=vision)).save_pretrained(path)
+    config = CLIPConfig(projection_dim=dim, text_config=sizes["clip_text"], vision_config=vision)
+    CLIPModel(config).save_pretrained(path)
     side = vision["image_size"]
     CLIPImageProcessorPil(size={"shortest_edge": side}, crop_size={"height": side, "width": side}).save_pretrained(path)
     head = nn.Linear(dim, 1)
