@@ -89,13 +89,10 @@ def test_the_prompt_is_its_frames_mask_at_the_videos_size_and_earlier_frames_are
 def test_frames_reach_the_model_as_its_square_with_sam3_normalisation(tracker):
     """Each frame is resized to the config's image size and normalised with mean = std = 0.5 (not
     SAM2's ImageNet values): a uniform frame of value v reaches the vision encoder as (v/255 - 0.5) / 0.5."""
-    seen = []
-    hook = tracker.model.vision_encoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].clone()))
-    try:
-        tracker.track(np.full((3, H, W, 3), 200, dtype=np.uint8), rect(slice(12, 36), slice(20, 60)), start=1)
-    finally:
-        hook.remove()
-    assert len(seen) >= 2 and all(p.shape == (1, 3, SIZE, SIZE) for p in seen)
+    seen, uniform = [], np.full((3, H, W, 3), 200, dtype=np.uint8)
+    with tracker.model.vision_encoder.register_forward_pre_hook(lambda _, args: seen.append(args[0].clone())):
+        tracker.track(uniform, rect(slice(12, 36), slice(20, 60)), start=1)  # frames 1 and 2 are encoded
+    assert len(seen) == 2 and {tuple(pixels.shape) for pixels in seen} == {(1, 3, SIZE, SIZE)}
     torch.testing.assert_close(seen[0][0, :, 10, 10], torch.full((3,), (200 / 255 - 0.5) / 0.5))
 
 

@@ -77,8 +77,7 @@ class SamVideoTracker:
     what: str  # the saved model, as the missing-directory error names it
     model_class: type
     session_class: type
-    default_mean: list[float]
-    default_std: list[float]
+    normalisation: tuple  # (mean, std): the video processor class's defaults
 
     def __init__(self, model: str, device: str = "cpu", threshold: float = 0.0, min_pixels: int = 20):
         self.device = torch_device(device)  # a missing GPU fails before anything is read
@@ -92,7 +91,7 @@ class SamVideoTracker:
         self.size = int(self.model.config.image_size)
         self.threshold = float(threshold)
         self.min_pixels = int(min_pixels)
-        mean, std = video_normalisation(path, self.default_mean, self.default_std)
+        mean, std = video_normalisation(path, *self.normalisation)
         self.mean = torch.tensor(mean, device=self.device).view(1, 3, 1, 1)
         self.std = torch.tensor(std, device=self.device).view(1, 3, 1, 1)
 
@@ -145,5 +144,4 @@ class Sam2Tracker(SamVideoTracker):
     what = "SAM2 video model"
     model_class = Sam2VideoModel
     session_class = Sam2VideoInferenceSession
-    default_mean = IMAGENET_DEFAULT_MEAN
-    default_std = IMAGENET_DEFAULT_STD
+    normalisation = (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD)

@@ -40,8 +40,7 @@ class Sam3Tracker(SamVideoTracker):
     target's mask; options as :class:`~worldmemory.perception.sam2.SamVideoTracker`."""
 
     name = "sam3"
-    what = "SAM2 video model"
+    what = "SAM3 tracker video model"
     model_class = Sam3TrackerVideoModel
     session_class = Sam3TrackerVideoInferenceSession
-    default_mean = IMAGENET_STANDARD_MEAN
-    default_std = IMAGENET_STANDARD_STD
+    normalisation = (IMAGENET_STANDARD_MEAN, IMAGENET_STANDARD_STD)
