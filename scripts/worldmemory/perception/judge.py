@@ -168,14 +168,14 @@ class TransformersJudge:
     """A Qwen2.5-VL / Qwen3-VL checkpoint through transformers, greedy decoding.
 
     ``model`` is a local directory (the workflow's prefetch step puts a Hugging Face id there);
-    ``max_pixels`` caps a Qwen-VL image processor's pixels per image (None: the checkpoint's own).
-    bf16 on CUDA, float32 on the CPU.
+    images are prepared by the checkpoint's own processor at its saved settings (for Qwen-VL, its
+    ``max_pixels`` in preprocessor_config.json bounds the pixels per image). bf16 on CUDA, float32
+    on the CPU.
     """
 
     name = "transformers-vlm"
 
-    def __init__(self, model: str, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
-                 max_pixels: int | None = None):
+    def __init__(self, model: str, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS):
         import torch
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
@@ -188,9 +188,6 @@ class TransformersJudge:
                 f"{path} is not a saved vision-language model (no config.json): give a local directory, "
                 "or a Hugging Face id with revision and run ./run.sh snakemake prefetch_perception")
         self.processor = AutoProcessor.from_pretrained(path)
-        if max_pixels is not None:
-            self.processor.image_processor.max_pixels = int(max_pixels)
-            self.processor.image_processor.size["longest_edge"] = int(max_pixels)
         dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
         self.model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype).eval().to(self.device)
         self.max_new_tokens = int(max_new_tokens)
