@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -17,6 +18,17 @@ def rgb_frames(frames) -> np.ndarray:
     if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
         raise ValueError(f"expected (N, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
     return frames
+
+
+def local_model_dir(model: str, what: str) -> Path:
+    """``model`` as the local directory of a saved model (config.json inside); FileNotFoundError
+    naming ``what`` and how to get it otherwise (the workflow's prefetch step, or a local directory)."""
+    path = Path(model)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{path} holds no saved {what} (config.json): fetch it with "
+                                "`./run.sh snakemake --until prefetch_perception` (rule prefetch_perception), "
+                                "or give a local model directory")
+    return path
 
 
 def track_inputs(frames, first_mask, start: int) -> tuple[np.ndarray, np.ndarray]:

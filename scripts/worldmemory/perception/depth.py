@@ -20,14 +20,12 @@ ImageNet-normalised) and the prediction is resized back to the frame with the pr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import torch
 from transformers import AutoImageProcessor, DepthAnythingForDepthEstimation
 
 from worldmemory.models.device import torch_device
-from worldmemory.perception.base import rgb_frames
+from worldmemory.perception.base import local_model_dir, rgb_frames
 
 
 class DepthAnythingDepth:
@@ -39,10 +37,7 @@ class DepthAnythingDepth:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.device = torch_device(device)  # a missing GPU fails before anything is read
-        path = Path(model)
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path} holds no saved Depth Anything model (config.json): fetch it with "
-                                    "rule prefetch_perception, or give a local model directory")
+        path = local_model_dir(model, "Depth Anything model")
         self.model = DepthAnythingForDepthEstimation.from_pretrained(
             path, dtype=torch.float32, local_files_only=True).eval().to(self.device)
         self.processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)

@@ -37,7 +37,6 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 from PIL import Image
@@ -180,13 +179,10 @@ class TransformersJudge:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         from worldmemory.models.device import torch_device
+        from worldmemory.perception.base import local_model_dir
 
         self.device = torch_device(device)
-        path = Path(model)
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(
-                f"{path} is not a saved vision-language model (no config.json): give a local directory, "
-                "or a Hugging Face id with revision and run ./run.sh snakemake prefetch_perception")
+        path = local_model_dir(model, "vision-language model")
         self.processor = AutoProcessor.from_pretrained(path)
         dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
         self.model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype).eval().to(self.device)

@@ -40,7 +40,7 @@ from transformers import Sam2VideoInferenceSession, Sam2VideoModel
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
 from worldmemory.models.device import torch_device
-from worldmemory.perception.base import track_inputs
+from worldmemory.perception.base import local_model_dir, track_inputs
 
 OBJECT_ID = 1  # the one object of a session: one target per track() call
 
@@ -81,11 +81,7 @@ class SamVideoTracker:
 
     def __init__(self, model: str, device: str = "cpu", threshold: float = 0.0, min_pixels: int = 20):
         self.device = torch_device(device)  # a missing GPU fails before anything is read
-        path = Path(model)
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path} holds no saved {self.what} (config.json): fetch it with "
-                                    "`./run.sh snakemake --until prefetch_perception` (rule prefetch_perception), "
-                                    "or give a local model directory")
+        path = local_model_dir(model, self.what)
         self.model = self.model_class.from_pretrained(path, dtype=torch.float32, local_files_only=True)
         self.model = self.model.eval().to(self.device)
         self.size = int(self.model.config.image_size)

@@ -46,6 +46,8 @@ def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str,
         raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
     options = dict(options or {})
     if capability == "tracking":
+        from worldmemory.perception.tracking import locate  # OpenCV: the judge's jobs need none of it
+
         options.setdefault("min_pixels", MIN_PIXELS)
         stride = None
     else:
@@ -66,8 +68,6 @@ def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str,
         with np.load(seq_root / seq["id"] / "views.npz") as views:
             reference_masks = views["reference_instance"] == seq["target_instance"]
         if capability == "tracking":
-            from worldmemory.perception.tracking import locate
-
             first = locate(generated[0], reference[0], reference_masks[0], min_pixels=MIN_PIXELS)
             estimates[seq["id"]] = {"masks": backend.track(generated, first).astype(bool)}
         else:

@@ -45,8 +45,7 @@ from worldmemory.worldmembench.metrics.dynamic_memory import (
     DynamicCase,
     JudgeAnswer,
     dynamic_case,
-    judge_frames,
-    phase_ranges,
+    judge_rollout,
 )
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
 from worldmemory.worldmembench.trajectories import load_trajectory
@@ -131,9 +130,7 @@ def _judge(backend, root: Path, entry: dict, case: dict) -> dict | None:
         return None  # only Dynamic Memory asks the event judge
     frames = read_video(root / entry["video"])
     event, judge = dynamic_case(case), VlmEventJudge(backend)
-    shown = judge_frames(len(frames))
-    phases = phase_ranges(load_trajectory(root / entry["trajectory_file"]))
-    answer = judge.judge(list(frames[shown]), shown, phases, event)
+    answer = judge_rollout(judge, frames, load_trajectory(root / entry["trajectory_file"]), event)
     ids = [q.id for q in event.questions]
     return {"started": np.array(answer.started), "questions": np.array(ids),
             "answers": np.array([answer.answers[q] for q in ids]), "reply": np.array(judge.last_reply)}

@@ -128,18 +128,15 @@ class EstimatedPerception(CachedView):
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
         fields = self.fields("camera")
-        if translation:  # a backend may estimate rotations well and translations too coarsely
-            reason = getattr(registry.backend_class("camera", self.sources["camera"].backend),
-                             "unreliable_translation", "")
-            if reason:
-                raise Unavailable(reason)
+        if translation and (reason := _unreliable_translation(self.sources["camera"].backend)):
+            raise Unavailable(reason)
         return fields["poses"], fields["K"]
 
     def second_camera(self) -> dict[str, np.ndarray]:
         source = self.sources.get("second_camera")
         if source is None or isinstance(source, str):
             return {}  # not read by this family, or configured as none
-        if getattr(registry.backend_class("camera", source.backend), "unreliable_translation", ""):
+        if _unreliable_translation(source.backend):
             return {}  # its translations would only add noise to the mean
         return {f"second_camera ({source.backend})": self.fields("second_camera")["poses"]}
 
@@ -159,6 +156,12 @@ class EstimatedPerception(CachedView):
             return math.nan
         scorer = registry.backend_class(metric, self.sources[metric].backend)
         return scorer.normalise(float(finite.mean()))
+
+
+def _unreliable_translation(backend: str) -> str:
+    """Why camera ``backend``'s translations are not good enough for Eq. 2 ('' when they are): a
+    backend may estimate rotations well and translations too coarsely."""
+    return getattr(registry.backend_class("camera", backend), "unreliable_translation", "")
 
 
 @dataclass

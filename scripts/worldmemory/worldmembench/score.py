@@ -59,8 +59,7 @@ from worldmemory.worldmembench.metrics import camera, static_memory, video_quali
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
     dynamic_case,
-    judge_frames,
-    phase_ranges,
+    judge_rollout,
     score_case,
 )
 from worldmemory.worldmembench.perception import (
@@ -336,8 +335,7 @@ def _dynamic_rows(frames, perception, traj: Trajectory, case: dict) -> list[dict
     except Unavailable as e:
         return [_row(m, "", 0, None, str(e), valid=True) for m in metrics]
     event = dynamic_case(case)
-    shown = judge_frames(len(frames))
-    answer = judge.judge(list(frames[shown]), shown, phase_ranges(traj), event)
+    answer = judge_rollout(judge, frames, traj, event)
     scores = score_case(answer, event.questions)
     values = [scores[aspect] for aspect in ASPECTS] + [scores["overall"], float(scores["started"])]
     return [_row(m, "", 0, v) for m, v in zip(metrics, values)]

@@ -124,6 +124,13 @@ def phase_ranges(trajectory: Trajectory) -> list[dict]:
     return ranges
 
 
+def judge_rollout(judge: EventJudge, frames, trajectory: Trajectory, case: DynamicCase) -> JudgeAnswer:
+    """``judge``'s answer for a rollout, shown as Appendix D.1 says: the frames of judge_frames, with
+    their indices and the planned phases of ``trajectory``."""
+    shown = judge_frames(len(frames))
+    return judge.judge([frames[i] for i in shown], shown, phase_ranges(trajectory), case)
+
+
 PREDICATES = ("advanced_while_away", "back_to_initial", "kept_after_return", "reset_after_return",
               "complete_at_end", "initial_at_end", "gradual", "reversed")
 
