@@ -60,6 +60,22 @@ def test_umeyama_returns_a_rotation_for_a_mirrored_point_set():
     np.testing.assert_allclose(t, 0.0, atol=1e-12)
 
 
+def test_umeyama_fits_image_plane_points_and_keeps_a_mirror_a_rotation():
+    src = np.random.default_rng(1).normal(size=(5, 2))
+    a = 0.3
+    R = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    s, R_hat, t = umeyama(src, 1.7 * src @ R.T + [4.0, -2.0])
+    assert s == pytest.approx(1.7, abs=1e-9)
+    np.testing.assert_allclose(R_hat, R, atol=1e-9)
+    np.testing.assert_allclose(t, [4.0, -2.0], atol=1e-9)
+    # A mirrored 2D set: x +-3, y +-1 with x negated; the best rotation flips y as well (a half
+    # turn), scale (9 - 1) / (9 + 1).
+    pts = np.array([[3.0, 0.0], [-3.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    s, R_hat, _ = umeyama(pts, pts * [-1.0, 1.0])
+    np.testing.assert_allclose(R_hat, -np.eye(2), atol=1e-12)
+    assert s == pytest.approx(0.8, abs=1e-12)
+
+
 def test_umeyama_rejects_coincident_source_points():
     with pytest.raises(ValueError, match="coincide"):
         umeyama(np.ones((5, 3)), np.random.default_rng(0).normal(size=(5, 3)))

@@ -18,6 +18,7 @@ STILL = {"kind": "external", "runtime": 5,
 CLIP_ID, REVISION = "openai/clip-vit-large-patch14", "32bd64288804d66eefd0ccbe215aa642df71cc41"
 PREFETCHED = f"resources/models/perception/openai__clip-vit-large-patch14@{REVISION}"
 HEAD = "resources/laion/sa_0_4_vit_l_14_linear.pth"
+FACE_MODELS = ("resources/faces/face_detection_yunet_2023mar.onnx", "resources/faces/w600k_r50.onnx")
 pytestmark = pytest.mark.workflow
 
 
@@ -32,7 +33,7 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     weights, no GPU) lists the GPU jobs with their resources, plans the fetch on the node that runs
     Snakemake and a GPU perception job that reads the fetched copy offline, the judges as CPU
     clients of a served VLM, and a feature ablation's weights fetched like an estimator's; a missing
-    head file stops the run before any job, naming the file."""
+    head file stops the run before any job, naming the file; ArcFace reads its two ONNX files."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
     config["persistbench"]["features"] = {"backend": "clip", "model": CLIP_ID, "revision": REVISION}  # the ablation
@@ -40,8 +41,9 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     path.write_text(yaml.safe_dump(config))
     missing = snakemake(tmp_path, path, "-n", "results/table2.csv", check=False)
     assert missing.returncode != 0 and HEAD in missing.stdout + missing.stderr
-    (tmp_path / HEAD).parent.mkdir(parents=True)
-    (tmp_path / HEAD).write_bytes(b"stand-in")
+    for stand_in in (HEAD, *FACE_MODELS):
+        (tmp_path / stand_in).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / stand_in).write_bytes(b"stand-in")
     dry = snakemake(tmp_path, path, "-n", "-p").stdout  # every default target of the three studies
     for rule, wildcards in (("permanence_probe", "model=vjepa2-vitg-fpc64-256"),
                             ("worldmembench_score", "model=omniscient, family=static"),
@@ -56,6 +58,9 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     assert "export HF_HUB_OFFLINE=1" in aesthetic and "--backend laion-aesthetic" in aesthetic
     assert f'"model": "{PREFETCHED}"' in aesthetic and f'"head": "{HEAD}"' in aesthetic
     assert "gpu=0" in perceive["model=example, capability=tracking"]  # the no-weights estimators stay on the CPU
+    faces = perceive["model=example, capability=faces"]  # ArcFace on the CPU, from the two files
+    assert "gpu=0" in faces and "--backend arcface" in faces
+    assert f'"detector": "{FACE_MODELS[0]}"' in faces and f'"recognizer": "{FACE_MODELS[1]}"' in faces
     judge = perceive["model=example, capability=judge"]  # a client of the server that holds the VLM
     assert "gpu=0" in judge and "runtime=240" in judge and "--backend openai-compatible" in judge
     assert '"url": "http://localhost:8000/v1"' in judge

@@ -378,3 +378,47 @@ def test_estimated_depth_reads_as_the_oracle_and_relative_depth_leaves_reconstru
             assert recon["reason"].str.contains("relative inverse depth").all()
         else:
             np.testing.assert_allclose(recon["value"], values(oracle, "env_recon")["value"], atol=1e-9)
+
+
+def test_estimated_faces_score_human_identity_by_eq4_on_the_faces_inside_each_mask(tmp_path, cases_dir):
+    """Human Identity from cached faces (perception.faces): per frame the face whose nose tip lies
+    in the person's mask counts, a better-scored face elsewhere does not. The person's face in
+    R1 has the reference embedding (Eq. 4: 1); in R2 only an off-target face is found, so R2 has
+    no valid observation (NaN, valid False: Eq. 1 scores it 0)."""
+    spec = [("human_000", "LRLR", omniscient)]
+    root = write_rollouts(tmp_path / "external", cases_dir, spec, ground_truth=False)
+    entry = json.loads((root / "manifest.json").read_text())["rollouts"][0]
+    with np.load(root / entry["truth"]) as truth:
+        tracks = {target: truth["instance"] == i for target, i in entry["instances"].items()}
+    person, masks = next(iter(tracks.items()))
+    traj = tj.build("LRLR", width=W, height=H, **PARAMS["LRLR"])
+    r2 = traj.revisits()[1][1]
+    ref, other = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+    rows = []  # frame, nose (x, y), score, embedding
+    for t in np.flatnonzero(masks.sum(axis=(1, 2)) >= sc.MIN_PIXELS):
+        ys, xs = np.nonzero(masks[t])
+        inside = (xs[len(xs) // 2] + 0.5, ys[len(ys) // 2] + 0.5)
+        outside = next((x + 0.5, y + 0.5) for y in range(H) for x in range(W) if not masks[t, y, x])
+        rows.append((t, outside, 0.99, other))  # never on the target
+        if not r2.start <= t < r2.end:
+            rows.append((t, inside, 0.95, ref))
+    landmarks = np.zeros((len(rows), 5, 2))
+    landmarks[:, 2] = [nose for _, nose, _, _ in rows]
+    faces = {"frame": np.array([r[0] for r in rows]), "box": np.zeros((len(rows), 4)), "landmarks": landmarks,
+             "score": np.array([r[2] for r in rows]), "embedding": np.stack([r[3] for r in rows])}
+    estimates = tmp_path / "estimates"
+    estimates.mkdir()
+    save_estimates(estimates / "tracking.npz", "optical-flow",
+                   {"human_000/LRLR": {"targets": np.array(list(tracks)), "masks": np.stack(list(tracks.values()))}})
+    save_estimates(estimates / "faces.npz", "arcface", {"human_000/LRLR": faces})
+    scores = sc.score_families(cases_dir, root, ColourGradientPatches(),
+                               {"tracking": "optical-flow", "faces": "arcface"}, estimates)
+    identity = values(scores, "human_identity", person)
+    assert identity["revisit"].tolist() == [1, 2]
+    assert identity["value"].iloc[0] == pytest.approx(1.0) and identity["valid"].iloc[0]
+    assert math.isnan(identity["value"].iloc[1]) and not identity["valid"].iloc[1]
+    assert "no face found on the target in any frame of R2" in identity["reason"].iloc[1]
+    for other_person in list(tracks)[1:]:  # no face of theirs was found at all
+        rows = values(scores, "human_identity", other_person)
+        assert rows["value"].isna().all() and not rows["valid"].any()
+        assert rows["reason"].str.contains("any frame of V").all()

@@ -79,23 +79,24 @@ def relative_motions(poses) -> np.ndarray:
 def umeyama(src, dst, with_scale: bool = True) -> tuple[float, np.ndarray, np.ndarray]:
     """Least-squares similarity (s, R, t) minimising sum |dst - (s R src + t)|^2 (Umeyama 1991).
 
-    src and dst are corresponding points (N, 3). R is always a proper rotation: when the best
+    src and dst are corresponding points (N, 3), or (N, 2) in the image plane (a face's landmarks
+    onto ArcFace's template, perception.faces). R is always a proper rotation: when the best
     orthogonal fit would be a reflection, the sign of the smallest singular direction is flipped
-    (Umeyama's S matrix), as a reflection cannot relate two camera trajectories. Without
-    ``with_scale`` s is 1 (a rigid fit). Raises ValueError when the source points all coincide,
-    where the scale is undefined.
+    (Umeyama's S matrix), as a reflection cannot relate two camera trajectories (nor a face and
+    its template). Without ``with_scale`` s is 1 (a rigid fit). Raises ValueError when the source
+    points all coincide, where the scale is undefined.
     """
     src = np.asarray(src, dtype=float)
     dst = np.asarray(dst, dtype=float)
-    if src.shape != dst.shape or src.ndim != 2 or src.shape[1] != 3:
-        raise ValueError(f"umeyama needs two (N, 3) arrays, got {src.shape} and {dst.shape}")
+    if src.shape != dst.shape or src.ndim != 2 or src.shape[1] not in (2, 3):
+        raise ValueError(f"umeyama needs two (N, 3) or two (N, 2) arrays, got {src.shape} and {dst.shape}")
     mu_src, mu_dst = src.mean(0), dst.mean(0)
     x, y = src - mu_src, dst - mu_dst
     var_src = (x**2).sum(1).mean()
     if var_src == 0:
         raise ValueError("umeyama: all source points coincide")
     U, D, Vt = np.linalg.svd(y.T @ x / len(src))
-    S = np.diag([1.0, 1.0, np.sign(np.linalg.det(U) * np.linalg.det(Vt))])
+    S = np.diag([1.0] * (src.shape[1] - 1) + [np.sign(np.linalg.det(U) * np.linalg.det(Vt))])
     R = U @ S @ Vt
     s = float(np.trace(np.diag(D) @ S) / var_src) if with_scale else 1.0
     return s, R, mu_dst - s * R @ mu_src

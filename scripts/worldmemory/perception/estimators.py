@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 
 PREFETCH_ROOT = "resources/models/perception"
-FILE_OPTIONS = ("head",)  # options naming a file a backend reads: inputs of its jobs, checked before any runs
+# options naming a file a backend reads: inputs of its jobs, checked before any runs
+FILE_OPTIONS = ("head", "detector", "recognizer")
 RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 60}  # a perception job's defaults
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 

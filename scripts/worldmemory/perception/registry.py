@@ -37,7 +37,7 @@ BACKENDS = {
     "second_camera": {},  # the camera backends (below)
     "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth",
               "external-command": "worldmemory.perception.external_estimator:ExternalCommandDepth"},
-    "faces": {},
+    "faces": {"arcface": "worldmemory.perception.faces:ArcFaceIdentity"},
     "imaging_quality": {"brisque": "worldmemory.perception.quality:BrisqueQuality"},
     "aesthetic_quality": {"laion-aesthetic": "worldmemory.perception.aesthetic:LaionAesthetic"},
     "judge": {"transformers-vlm": "worldmemory.perception.judge:TransformersJudge",
@@ -76,7 +76,7 @@ def backend_class(capability: str, name: str):
 def not_configured(key: str, capability: str) -> str:
     """The reason recorded for the metrics of a capability set to ``none`` at config ``key``."""
     what, paper = CAPABILITIES[capability]
-    offered = ", ".join(_backends(capability)) or "none yet: it needs weights"
+    offered = ", ".join(_backends(capability))
     return (f"{key} is 'none': nothing estimated the {what} (the paper uses {paper}); "
             f"set {key} to one of the workflow's backends ({offered})")
 

@@ -17,6 +17,9 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
   * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
     fields ``depth`` (T, H, W) and ``relative_inverse`` (whether the backend gave relative inverse
     depth rather than metric z-depth: perception.depth);
+  * ``faces``: every face of every frame of a human case's rollouts with its identity
+    embedding (perception.faces: YuNet, ArcFace); fields ``frame``, ``box``, ``landmarks``,
+    ``score``, ``embedding`` (one row per face); scoring assigns faces to targets;
   * ``imaging_quality`` and ``aesthetic_quality``: the backend's raw score of the frames
     Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``;
   * ``judge``: the event checklist of a dynamic case (Appendix D.1: the frames sampled every 8th
@@ -50,7 +53,8 @@ from worldmemory.worldmembench.metrics.dynamic_memory import (
 from worldmemory.worldmembench.metrics.video_quality import sampled_frames
 from worldmemory.worldmembench.trajectories import load_trajectory
 
-CAPABILITIES = ("tracking", "camera", "second_camera", "depth", "imaging_quality", "aesthetic_quality", "judge")
+CAPABILITIES = ("tracking", "camera", "second_camera", "depth", "faces", "imaging_quality", "aesthetic_quality",
+                "judge")
 ENTITY_KINDS = {"human": "person", "object": "object"}
 
 
@@ -102,6 +106,12 @@ def _depth(estimator, root: Path, entry: dict, case: dict) -> dict | None:
     return {"depth": estimator.estimate(frames), "relative_inverse": np.array(not estimator.metric)}
 
 
+def _faces(embedder, root: Path, entry: dict, case: dict) -> dict | None:
+    if case["family"] != "human":
+        return None  # only Human Identity reads faces
+    return embedder.faces(read_video(root / entry["video"])).fields()
+
+
 def _quality(scorer, root: Path, entry: dict, case: dict) -> dict:
     frames = read_video(root / entry["video"])
     picked = np.array(sampled_frames(len(frames)))
@@ -136,7 +146,7 @@ def _judge(backend, root: Path, entry: dict, case: dict) -> dict | None:
             "answers": np.array([answer.answers[q] for q in ids]), "reply": np.array(judge.last_reply)}
 
 
-ESTIMATORS = {"tracking": _tracking, "camera": _camera, "second_camera": _camera, "depth": _depth,
+ESTIMATORS = {"tracking": _tracking, "camera": _camera, "second_camera": _camera, "depth": _depth, "faces": _faces,
               "imaging_quality": _quality, "aesthetic_quality": _quality, "judge": _judge}
 
 

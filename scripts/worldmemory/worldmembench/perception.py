@@ -8,7 +8,8 @@ scoring.
 
   * ``OraclePerception`` reads the truth channels a reference model wrote of what it drew
     (truth.npz: instance ids, z-depth, camera-to-world poses, K, event state). It is exact, so it
-    calibrates the metrics; it has no face or quality estimate.
+    calibrates the metrics; it has no face or quality estimate (the procedural people have no
+    faces).
   * ``EstimatedPerception`` reads the estimates the perception jobs cached for a model without
     truth channels (perceive.py, perception.store), one file per capability; a capability
     configured as ``none`` is Unavailable with the reason naming its config key.
@@ -24,6 +25,7 @@ import numpy as np
 
 from worldmemory.perception import registry
 from worldmemory.perception.base import Unavailable
+from worldmemory.perception.face_detections import FaceDetections
 from worldmemory.perception.store import CachedView, cached_sources
 from worldmemory.worldmembench.metrics.dynamic_memory import DynamicCase, JudgeAnswer, OracleEventJudge
 
@@ -63,8 +65,8 @@ class Perception(Protocol):
     def event_judge(self):
         """A judge with dynamic_memory's ``judge(frames, frame_indices, phases, case)``."""
 
-    def faces(self):
-        """A face identity embedder (Human Identity)."""
+    def faces(self) -> FaceDetections:
+        """Every face found in the rollout with its identity embedding (Human Identity)."""
 
     def quality(self, metric: str) -> float:
         """The rollout's General Video Quality ``metric``, normalised to [0, 1] (Section 4.2)."""
@@ -98,7 +100,7 @@ class OraclePerception:
         return OracleEventJudge([{"started": bool(s), "progress": float(p)} for s, p in
                                  zip(self.truth["event_started"], self.truth["event_progress"])])
 
-    def faces(self):
+    def faces(self) -> FaceDetections:
         raise Unavailable(registry.no_oracle("faces"))
 
     def quality(self, metric: str) -> float:
@@ -143,9 +145,8 @@ class EstimatedPerception(CachedView):
     def event_judge(self) -> CachedEventJudge:
         return CachedEventJudge(self.fields("judge"), str(self.sources["judge"].path), self.key)
 
-    def faces(self):
-        self.fields("faces")
-        raise Unavailable("no face identity backend reads cached embeddings yet")
+    def faces(self) -> FaceDetections:
+        return FaceDetections.from_fields(self.fields("faces"))
 
     def quality(self, metric: str) -> float:
         """The backend's normalisation of the mean raw score over the sampled frames that have one

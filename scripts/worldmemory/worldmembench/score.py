@@ -23,12 +23,15 @@ environment rotation revisit, ``departure_deg`` (largest angle of the estimated 
 the initial one over D_k) and ``return_error_deg`` (smallest over R_k).
 
 ``valid`` says whether a valid observation existed. An invalid revisit (value NaN, valid False)
-scores 0 under Eq. 1; a valid row with a NaN value is a score no backend could compute yet (Human
-Identity, Video Quality) and keeps every aggregate over it NaN.
+scores 0 under Eq. 1; a valid row with a NaN value is a score no backend could compute (Human
+Identity without a face backend, Video Quality without a predictor) and keeps every aggregate over
+it NaN.
 
 Choices the paper leaves open (documented where they are made):
   * a target is validly observed in a frame when its instance mask covers >= ``min_pixels`` pixels;
-    V and R_k of Eq. 4-5 are the frames of phase V / R_k where it is;
+    V and R_k of Eq. 4-5 are the frames of phase V / R_k where it is; for Human Identity, the
+    frames of those where a detected face's nose tip lies inside the person's mask (the face of
+    the highest detection score if several do);
   * Environment Memory is scored on rotational returns only (Section 4.4: "within each prescribed
     rotational return window"; Appendix G.1 counts 490 environment slots per model, the 70 cases
     x 7 returns of LRLR, LRLRLR and LRUD), so translation rollouts carry no environment rows;
@@ -215,12 +218,12 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
     except Unavailable as e:
         return _unknown(metrics, targets, len(revisits), str(e))
 
-    try:
-        perception.faces()
-    except Unavailable as e:
-        no_faces = str(e)
-    else:
-        raise ValueError("a face identity backend ran, but scoring reads none yet")
+    faces, no_faces = None, ""
+    if family == "human":
+        try:
+            faces = perception.faces()
+        except Unavailable as e:
+            no_faces = str(e)
     windows = [traj.phases[0]] + [r for _, r in revisits]
     observed, seen_in = {}, {}
     for target, mask in target_masks.items():
@@ -242,8 +245,8 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
                      _row("return_frames", target, k, len(revisit), valid=True)]
             missing = _missing(reference, revisit, min_pixels, k)
             if family == "human":
-                rows.append(_row("human_identity", target, k, None, missing or no_faces,
-                                 valid=not missing))
+                rows.append(_identity_row(target, k, reference, revisit, faces, target_masks[target],
+                                          missing or no_faces, valid=not missing))
             if missing:
                 rows.append(_row(appearance, target, k, None, missing))
                 if family == "object":
@@ -256,6 +259,23 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
                 rows.append(_row("object_geometry", target, k, static_memory.revisit_geometry(
                     masks[reference], masks[revisit])))
     return rows
+
+
+def _identity_row(target: str, k: int, reference: list[int], revisit: list[int], faces,
+                  masks: np.ndarray, reason: str, valid: bool) -> dict:
+    """Human Identity (Eq. 4 with ArcFace) of revisit k: the observations of V and R_k are their
+    frames where a face lies on the target (FaceDetections.on_target: its nose tip inside the
+    mask). No such face in V or in R_k is no valid observation: NaN, valid False (Eq. 1 scores 0),
+    as for appearance."""
+    if reason:
+        return _row("human_identity", target, k, None, reason, valid=valid)
+    face_at = faces.on_target(masks)
+    with_face = [[f for f in frames if f in face_at] for frames in (reference, revisit)]
+    for frames, where in zip(with_face, ("V", f"R{k}")):
+        if not frames:
+            return _row("human_identity", target, k, None, f"no face found on the target in any frame of {where}")
+    value = static_memory.revisit_similarity(*(np.stack([face_at[f] for f in frames]) for frames in with_face))
+    return _row("human_identity", target, k, value)
 
 
 def _missing(reference: list[int], revisit: list[int], min_pixels: int, k: int) -> str:
