@@ -37,6 +37,8 @@ rule permanence_train:
         benchmark_tsv("permanence/train_{model}")
     wildcard_constraints:
         model=models_with("train"),
+    # the longest job starts first: the other jobs then fill the cores beside its probe
+    priority: 10
     conda:
         "../envs/torch.yaml"
     threads: lambda wc: PERM_MODELS[wc.model]["train"].get("threads", THREADS)
@@ -94,7 +96,7 @@ rule permanence_probe:
         benchmark_tsv("permanence/probe_{model}")
     conda:
         "../envs/torch.yaml"
-    threads: THREADS
+    threads: lambda wc: PERM_MODELS[wc.model].get("probe_threads", THREADS)
     resources:
         mem_mb=8000,
         runtime=120,

@@ -35,6 +35,7 @@ from worldmemory.perception.face_detections import FaceDetections
 ARCFACE_TEMPLATE = np.array([[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366],
                              [41.5493, 92.3655], [70.7299, 92.2041]])
 
+
 def alignment(landmarks: np.ndarray, size: int = 112) -> np.ndarray:
     """The 2 x 3 similarity taking ``landmarks`` (5, 2) onto ArcFace's template at ``size`` px."""
     s, R, t = umeyama(landmarks, ARCFACE_TEMPLATE * (size / 112))
@@ -46,8 +47,7 @@ class ArcFaceIdentity:
 
     name = "arcface"
 
-    def __init__(self, detector: str, recognizer: str, score_threshold: float = 0.9,
-                 nms_threshold: float = 0.3, device: str = "cpu"):
+    def __init__(self, detector: str, recognizer: str, score_threshold: float = 0.9, nms_threshold: float = 0.3):
         import onnxruntime  # only the faces job needs it
 
         for what, path in (("detector", detector), ("recognizer", recognizer)):
@@ -56,8 +56,8 @@ class ArcFaceIdentity:
                                         f"worldmembench.perception.faces.{what} to its ONNX file")
         self.detector = cv2.FaceDetectorYN.create(str(detector), "", (320, 320), score_threshold,
                                                   nms_threshold, 5000)
-        providers = (["CUDAExecutionProvider"] if device.startswith("cuda") else []) + ["CPUExecutionProvider"]
-        self.session = onnxruntime.InferenceSession(str(recognizer), providers=providers)
+        # on the CPU: a 112 px ResNet per face is cheap beside the video models' GPU jobs
+        self.session = onnxruntime.InferenceSession(str(recognizer), providers=["CPUExecutionProvider"])
         inputs, outputs = self.session.get_inputs(), self.session.get_outputs()
         shape = inputs[0].shape
         square = len(shape) == 4 and isinstance(shape[2], int) and shape[2] == shape[3]
