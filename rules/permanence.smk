@@ -1,4 +1,7 @@
 # Tracking Is Not Permanence: render -> (train | prefetch) -> probe -> Table 3, Figure 2.
+# The chain of the pretraining and the probe is the longest of the main job: its rules have
+# priority, so the pretraining starts first and the probe runs beside the other studies' jobs.
+CHAIN_PRIORITY = 10
 
 # The study's category in `snakemake --report` (captions under report/).
 PERM_REPORT = "Tracking Is Not Permanence (permanence)"
@@ -11,6 +14,7 @@ rule permanence_scenes:
         "results/logs/permanence/scenes.log",
     benchmark:
         benchmark_tsv("permanence/scenes")
+    priority: CHAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -37,8 +41,7 @@ rule permanence_train:
         benchmark_tsv("permanence/train_{model}")
     wildcard_constraints:
         model=models_with("train"),
-    # the longest job starts first: the other jobs then fill the cores beside its probe
-    priority: 10
+    priority: CHAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
     threads: lambda wc: PERM_MODELS[wc.model]["train"].get("threads", THREADS)
@@ -94,6 +97,7 @@ rule permanence_probe:
         "results/logs/permanence/probe_{model}.log",
     benchmark:
         benchmark_tsv("permanence/probe_{model}")
+    priority: CHAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
     threads: lambda wc: PERM_MODELS[wc.model].get("probe_threads", THREADS)

@@ -55,6 +55,8 @@ def test_the_camera_error_model_is_the_one_rpe_flags(table2):
     assert table2["rpe_rot"].idxmax() == "camera-error"
     assert table2.loc["camera-error", "rpe_rot"] == pytest.approx(0.33, abs=0.01)
     assert (table2.drop(index="camera-error")["rpe_rot"] == 0).all()
+    assert table2["rpe_trans"].idxmax() == "camera-error" and table2.loc["camera-error", "rpe_trans"] > 0.05
+    assert (table2.drop(index="camera-error")["rpe_trans"].abs() < 1e-9).all()
 
 
 def test_unavailable_metrics_are_nan_not_made_up(table2):

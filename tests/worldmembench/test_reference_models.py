@@ -9,7 +9,7 @@ from worldmemory.common.video import read_video
 from worldmemory.worldmembench import cases, rollout
 from worldmemory.worldmembench import reference_models as rm
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worldmembench.metrics.camera import rpe_rot
+from worldmemory.worldmembench.metrics.camera import rpe_rot, rpe_trans
 from worldmemory.worlds.raycaster import World, generate_world, render
 
 W, H = 64, 48
@@ -142,6 +142,31 @@ def test_camera_error_scales_the_rotation():
     world = World.from_dict(case("object_000")["world"])  # perfect memory at the drawn pose
     out = render(world, drawn[turn], trajectory.intrinsics, W, H, frame=turn)
     assert np.array_equal(frames[turn], out["rgb"])
+
+
+def test_camera_error_steps_sideways_by_the_scale_and_rpe_trans_reads_it():
+    """On the translation loop the camera-error model draws the square as a rectangle (its
+    sideways legs scaled by translation_scale), closes the loop, keeps the orientation, and
+    RPE_trans (Sim(3)-aligned, so a uniform scale would read 0) grows as the scale moves from 1:
+    exactly 0 at 1, then 0.8 < 0.67 < 0.5 in error."""
+    _, truth, trajectory = run("camera_error", name="translation")
+    target, drawn = trajectory.poses, truth["poses"]
+    right = target[0, :3, 0]
+    offsets = target[:, :3, 3] - target[0, :3, 3]
+    drawn_offsets = drawn[:, :3, 3] - drawn[0, :3, 3]
+    np.testing.assert_allclose(drawn_offsets @ right, 0.67 * (offsets @ right), atol=1e-12)
+    np.testing.assert_allclose(drawn_offsets - np.outer(drawn_offsets @ right, right),
+                               offsets - np.outer(offsets @ right, right), atol=1e-12)
+    assert np.abs(offsets @ right).max() == pytest.approx(0.25)  # the loop does step sideways
+    np.testing.assert_allclose(drawn[-1], target[-1], atol=1e-12)  # back where it started
+    np.testing.assert_allclose(drawn[:, :3, :3], target[:, :3, :3], atol=1e-12)
+    errors = [rpe_trans(target, {"drawn": rm.scale_sideways(target, scale)}) for scale in (1.0, 0.8, 0.67, 0.5)]
+    assert errors[0] == pytest.approx(0.0, abs=1e-9)
+    assert 0 < errors[1] < errors[2] < errors[3]
+    assert rpe_trans(target, {"drawn": drawn}) == pytest.approx(errors[2], abs=1e-12)
+    uniform = target.copy()
+    uniform[:, :3, 3] *= 0.67  # a similarity of the target path: Eq. 2 forgives it
+    assert rpe_trans(target, {"uniform": uniform}) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_unknown_models_and_parameters_are_named():

@@ -13,8 +13,13 @@ be calibrated against an expected answer:
 * ``drifting``: appearance and shape drift with the time an entity spent out of view, towards
   what ``amnesic`` re-samples on the entity's first return; events are not reset, since the
   drift acts on what things look like, not on how far they have evolved.
-* ``camera_error``: perfect memory, but the camera turns by the wrong amount: each drawn pose has
-  the target rotation (relative to the start pose) scaled by ``rotation_scale``.
+* ``camera_error``: perfect memory, but the camera turns and steps sideways by the wrong amounts:
+  each drawn pose has the target rotation (relative to the start pose) scaled by
+  ``rotation_scale``, and the component of its displacement from the start centre along the
+  start camera's right axis scaled by ``translation_scale``. The translation loop's square is
+  drawn as a rectangle, which no similarity maps onto the square, so RPE_trans (Eq. 2, aligned by
+  Sim(3)) reads the error as RPE_rot (Eq. 3) reads the rotation's; the loop still closes, so what
+  was seen is seen again.
 
 An entity (person, object, event: one instance id) is out of view at a frame when it covers fewer
 than ``min_pixels`` pixels. The room (instance 0) is always partly visible, so for it the
@@ -39,7 +44,7 @@ DEFAULT_PARAMS = {
     "omniscient": {},
     "amnesic": {"min_pixels": 20},
     "drifting": {"min_pixels": 20, "rate": 0.1},  # perturbation amount per second out of view
-    "camera_error": {"rotation_scale": 0.67},
+    "camera_error": {"rotation_scale": 0.67, "translation_scale": 0.67},
 }
 NAMESPACE = "worldmembench/reference"
 
@@ -67,7 +72,7 @@ def run_reference(model: str, params: dict, case: dict, trajectory: Trajectory, 
         raise ValueError(f"trajectory intrinsics {K.tolist()} were not built for {width}x{height}")
     poses = trajectory.poses
     if model == "camera_error":
-        poses = scale_rotation(poses, params["rotation_scale"])
+        poses = scale_sideways(scale_rotation(poses, params["rotation_scale"]), params["translation_scale"])
     if model in ("amnesic", "drifting"):
         steps = _forgetting(model, params, case["id"], world, trajectory, width, height)
     else:
@@ -105,6 +110,17 @@ def scale_rotation(poses, scale: float) -> np.ndarray:
     start = poses[0, :3, :3]
     relative = Rotation.from_matrix(start.T @ poses[:, :3, :3]).as_rotvec()
     return pose(start @ Rotation.from_rotvec(scale * relative).as_matrix(), poses[:, :3, 3])
+
+
+def scale_sideways(poses, scale: float) -> np.ndarray:
+    """Poses whose centre's displacement from the first centre has its component along the first
+    pose's right axis (camera x) scaled by ``scale``; orientations are unchanged. A camera that
+    under- or over-steps sideways (Section 4.3); a pure rotation is left as it is."""
+    poses = np.array(poses, dtype=float)
+    right = poses[0, :3, 0]
+    offsets = poses[:, :3, 3] - poses[0, :3, 3]
+    poses[:, :3, 3] += (scale - 1.0) * (offsets @ right)[:, None] * right
+    return poses
 
 
 def horizontal_fov(K, width: int) -> float:
