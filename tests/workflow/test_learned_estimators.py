@@ -36,6 +36,8 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     head file stops the run before any job, naming the file; ArcFace reads its two ONNX files."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
+    config["worldmembench"]["perception"]["faces"] = {  # paper.yaml's commented entry, files placed
+        "backend": "arcface", "detector": FACE_MODELS[0], "recognizer": FACE_MODELS[1], "runtime": 120}
     config["persistbench"]["features"] = {"backend": "clip", "model": CLIP_ID, "revision": REVISION}  # the ablation
     path = tmp_path / "paper.yaml"
     path.write_text(yaml.safe_dump(config))
