@@ -239,14 +239,15 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
 
     rows = []
     for target, (reference, *returns) in observed.items():
+        face_at = faces.on_target(target_masks[target]) if faces is not None else {}
         for k, (revisit, (departure, _)) in enumerate(zip(returns, revisits), start=1):
             seen = seen_in[target][departure.start:departure.end]
             rows += [_row("departed", target, k, float(not seen.all()), valid=True),
                      _row("return_frames", target, k, len(revisit), valid=True)]
             missing = _missing(reference, revisit, min_pixels, k)
             if family == "human":
-                rows.append(_identity_row(target, k, reference, revisit, faces, target_masks[target],
-                                          missing or no_faces, valid=not missing))
+                rows.append(_identity_row(target, k, reference, revisit, face_at, missing or no_faces,
+                                          valid=not missing))
             if missing:
                 rows.append(_row(appearance, target, k, None, missing))
                 if family == "object":
@@ -261,15 +262,14 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
     return rows
 
 
-def _identity_row(target: str, k: int, reference: list[int], revisit: list[int], faces,
-                  masks: np.ndarray, reason: str, valid: bool) -> dict:
+def _identity_row(target: str, k: int, reference: list[int], revisit: list[int], face_at: dict,
+                  reason: str, valid: bool) -> dict:
     """Human Identity (Eq. 4 with ArcFace) of revisit k: the observations of V and R_k are their
-    frames where a face lies on the target (FaceDetections.on_target: its nose tip inside the
-    mask). No such face in V or in R_k is no valid observation: NaN, valid False (Eq. 1 scores 0),
-    as for appearance."""
+    frames where a face lies on the target (``face_at``: frame -> embedding, from
+    FaceDetections.on_target: its nose tip inside the mask). No such face in V or in R_k is no
+    valid observation: NaN, valid False (Eq. 1 scores 0), as for appearance."""
     if reason:
         return _row("human_identity", target, k, None, reason, valid=valid)
-    face_at = faces.on_target(masks)
     with_face = [[f for f in frames if f in face_at] for frames in (reference, revisit)]
     for frames, where in zip(with_face, ("V", f"R{k}")):
         if not frames:
