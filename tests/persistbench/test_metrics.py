@@ -106,7 +106,7 @@ def test_cont_scale_is_the_mean_reference_area_over_frames_with_a_reference_mask
     rows = by_key(pm.sequence_rows(per_frame, VISIBLE))
     assert rows[("invisible", "cont", "tracked")]["value"] == pytest.approx(math.exp(-2 / scale))
     assert rows[("invisible", "cont", "tracked")]["reason"] == "1 frame(s) without a reference mask left out"
-    assert rows[("invisible", "perm", "tracked")]["value"] == 1.0  # Perm counts every frame
+    assert rows[("invisible", "perm", "tracked")]["value"] == 1.0  # frame 9 leaves Perm too
     assert rows[("invisible", "cont", "all_frames")]["value"] == pytest.approx(math.exp(-2 / scale))
 
 

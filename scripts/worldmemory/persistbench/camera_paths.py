@@ -7,11 +7,10 @@ truth the 4D model's probe render is scored against, keeps the target in view th
 cameras only rotate at the panorama's centre, so a path is yaw and pitch per frame
 (theta_t, phi_t), rendered with ``equirect.perspective``.
 
-Following the paper, each angle is a cubic B-spline (clamped, uniform knots, evaluated at the
-frame indices) whose control points minimise, with SciPy's L-BFGS-B,
+Reference camera, in the paper's form: yaw and pitch are cubic B-splines (clamped, uniform knots,
+evaluated at the frame indices) whose control points minimise, with SciPy's L-BFGS-B,
 
-    L = l_vis (L_inc + L_exc) + l_smooth (L_vel + L_acc + L_jerk)
-        + l_cont L_continuity + l_center L_center,
+    L = l_vis L_inc + l_smooth (L_vel + L_acc + L_jerk) + l_center L_center,
 
 and the path is then low-pass filtered in the frequency domain. The paper states the terms but
 no numbers and no exact forms; the choices made here are:
@@ -19,38 +18,63 @@ no numbers and no exact forms; the choices made here are:
 * Visibility uses the exact signed angular distance sd_t of the target's centre to the view's
   frustum (``equirect.frustum_signed_distance``), the target being a spherical cap of angular
   radius r_t (``TargetTrack``). Fully in view is sd <= -r, fully out of view sd >= r.
-  L_inc = (1/T) sum over frames that must see it of relu(r + m_in + sd)^2 and
-  L_exc = (1/T) sum over the invisible window of relu(r + m_out - sd)^2 (degrees^2): hinges,
-  so a target already safely inside / outside costs nothing, with margins m_in, m_out
+  L_inc = (1/T) sum_t relu(r + m_in + sd)^2 (degrees^2), a hinge with the margin m_in
   (``Schedule``) that the optimiser aims for and the final check does not demand.
-* Smoothness: mean squared first, second and third frame differences of yaw and pitch
-  ((deg/frame)^2, (deg/frame^2)^2, (deg/frame^3)^2), weighted by ``PathParams.smooth_weights``.
+* Smoothness: mean squared first, second and third frame differences of yaw and pitch,
+  weighted by ``PathParams.smooth_weights``.
 * L_center = (1/T) sum of the squared chord between view axis and target centre, in degrees^2
-  (~ the squared angle, but smooth at 0): on every frame for the reference camera, on the frames
-  that must see the target for the input camera. It picks the centred solution among the many
-  that satisfy the hinges, which also keeps the target away from the crop's border where the
-  4D model's crop is least reliable.
-* L_continuity: the input and reference cameras start at the same view, (yaw_0, pitch_0) of the
-  input pulled to the reference's by a squared, wrap-aware angle difference. The reference is
-  planned first (it does not depend on the input). A shared first frame means the probe camera
-  the 4D model renders along the reference path starts from a view it was given (when the
-  window starts at frame 0 the input must not see the target there, and the term is dropped).
-  Frame-to-frame continuity (no yaw jump) needs no term: yaw is optimised unwrapped (a real
-  number, not modulo 360), so crossing the panorama's seam is an ordinary step, and the
-  smoothness terms bound it.
-* Low-pass: each angle is detrended by the line through its end values, odd-extended (so value
-  and slope stay continuous across the periodic boundary, no edge ringing), rfft'd, bins above
-  ``lowpass_cutoff`` x Nyquist are zeroed and the result is irfft'd back (``lowpass``). The
-  filter is linear, so the optimiser works directly on the filtered path (basis = filter @
-  B-spline basis) plus a small penalty on what the filter removes: the schedule is met by the
-  path that is actually rendered, and filtering cannot silently break it.
-* ``check_schedule`` then verifies the filtered paths exactly (zero margin); ``plan_pair``
-  reports every violating frame and sets ``ok`` False: a pair that misses its schedule is
-  reported and must be dropped, never silently kept.
+  (~ the squared angle, but smooth at 0): it keeps the target away from the crop's border.
+  Yaw is optimised unwrapped (a real number, not modulo 360), so crossing the seam is an
+  ordinary step.
+* Low-pass: each angle is detrended by the line through its end values, odd-extended, rfft'd,
+  bins above ``lowpass_cutoff`` x Nyquist are zeroed and the result is irfft'd back
+  (``lowpass``). The filter is linear, so the optimiser works directly on the filtered path
+  (basis = filter @ B-spline basis) plus a small penalty on what the filter removes.
 
-Everything is deterministic: fixed initialisation (yaw following the target; for the input
-camera a yaw swing away from it over the invisible window, to the left when the target moves
-right during the window, otherwise to the right) and no randomness.
+Input camera: the reference path turned away from the target and back. Applied to the input
+camera, the paper's penalties ask every frame for a hard in/out switch under a low-pass path:
+the switch needs a turn of at least 2 r in one frame, which a smooth path can only make with a
+swing far beyond it (108 degrees for a 5-degree radius). Here the paper's L_inc / L_exc become
+hard constraints and its smoothness terms hard bounds plus an objective, in a linear programme
+over a departure angle delta_t (degrees): the input camera's optical axis is the reference's
+turned by delta_t along one great circle,
+
+    axis_t = cos(delta_t) ref_t + sin(delta_t) u_t,
+
+u_t the unit tangent at ref_t towards the image's right, left, top or bottom (a yaw or a pitch
+turn at the start), so delta_t is the true angle between the two cameras' axes. Per frame,
+delta_t is bounded (``_departure_limits``, to ~0.001 degree, on the safe side): on visible
+frames up to the largest turn that keeps the target fully in view (its centre in
+view on the transition frames, below), in the window from the smallest turn that takes the
+whole target out of view to that plus ``margin_deg``, and pitch within ``pitch_bounds_deg``.
+The axis' angular speed, acceleration and jerk (``angular_motion``) stay within
+``max_speed_deg_per_frame``, ``max_accel_deg_per_frame2`` and ``max_jerk_deg_per_frame3``,
+the reference's own motion on each frame subtracted from the bound. The objective is L1, so
+the programme stays linear: 0.1 sum |velocity| + sum |acceleration| + 10 sum |jerk| (L_vel,
+L_acc, L_jerk, weighted like the reference's smooth_weights; the velocity term also forbids
+wandering) + 0.1 sum of delta on visible frames (L_center) - sum of delta in the window
+(clearance, up to the margin). Of the four directions the one whose window needs the smallest
+turn is tried first, the others in order of their need (ties: right, left, up, down). The path
+starts at the reference's view (the paper's L_continuity) when frame 0 is visible and is back
+at it on the last frame when the window ends before the clip. This is PersistBench, Method
+1's description (a
+smooth yaw/pitch path that meets the schedule with the least velocity, acceleration and jerk,
+continuous with and centred like the reference), with the B-spline and low-pass kept where they
+serve, the reference's path; the departure is one value per frame instead, since its bounds
+are hard constraints (a spline's knots would only coarsen where the step into the window can
+fall, and a low-pass would move the path off the limits it was planned against).
+
+Transition frames: fully in on frame s - 1 and fully out on frame s needs a turn of 2 r in one
+step, whatever the path. The ``transition_frames`` visible frames next to the window may
+therefore show the target partly, with its centre in view: the centroid pixel is then in the
+crop, so the frame still counts as visible by the rule the videos are cut with (``prepare``:
+any target pixel in the crop), and the switch stays between frames s - 1 and s. The step into
+the window still turns at least r degrees; the bounds must allow it.
+
+``check_schedule`` verifies both paths exactly (zero margin): the visibility schedule and the
+three motion bounds. ``plan_pair`` reports every violation with the bound it breaks and sets
+``ok`` False: a pair that misses its schedule is reported and must be dropped, never silently
+kept. Everything is deterministic (fixed initialisation, HiGHS's simplex, no randomness).
 """
 
 from __future__ import annotations
@@ -62,13 +86,15 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import scipy
 from scipy.interpolate import BSpline
-from scipy.optimize import minimize
+from scipy.optimize import linprog, minimize
 
 from worldmemory.persistbench.equirect import (
+    direction_to_lonlat,
     equirect_directions,
     frustum_signed_distance,
     half_fov_deg,
@@ -83,14 +109,28 @@ __all__ = [
     "PathParams",
     "CameraPair",
     "plan_pair",
-    "plan_camera",
+    "plan_reference",
+    "plan_input",
     "check_schedule",
     "lowpass",
-    "jerk",
+    "angular_motion",
     "bspline_basis",
 ]
 
 _DEG2 = (180.0 / np.pi) ** 2
+# The input camera's departure: directions (bearing from the image's top, degrees) in tie order,
+# the grid of turns its limits are read on and the bisection steps that refine them (1 / 2^10
+# degree), the clearance those limits keep from a visibility threshold (above the linear
+# programme's 1e-7 tolerance; also the slack on the pitch bounds, which the reference may
+# touch), and the objective's weights (module docstring).
+_DIRECTIONS = (("right", 90.0), ("left", -90.0), ("up", 0.0), ("down", 180.0))
+_GRID_DEG, _BISECT_STEPS = 1.0, 10
+_SAFE_DEG = 1e-3
+_W_SMOOTH, _W_CENTER, _W_CLEAR = (0.1, 1.0, 10.0), 0.1, 1.0
+_BOUNDS = (("max_speed_deg_per_frame", "speed", "deg/frame"),
+           ("max_accel_deg_per_frame2", "acceleration", "deg/frame^2"),
+           ("max_jerk_deg_per_frame3", "jerk", "deg/frame^3"))
+_BOUND_TOL = 1e-6  # the check's slack over a bound: the programme meets it to ~1e-7
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: generated __eq__ cannot compare arrays
@@ -188,14 +228,13 @@ class TargetTrack:
 class Schedule:
     """When the input camera must see the target (PersistBench, Method 1).
 
-    Frames [0, invisible_start) and [invisible_end, n_frames) must hold the target fully in
-    view, frames [invisible_start, invisible_end) fully out of view. An empty window
-    (invisible_start == invisible_end) means always in view: the reference camera's schedule
-    (``for_reference``). The margins (degrees) are clearances the optimiser aims for, inside
-    the image border and outside it: slack for the tracker's radius error and for rounding in
-    the crop. The default 1 degree is about one crop pixel at 96 px and 90 degrees FoV; each
-    degree of margin adds one degree to the unavoidable one-frame jump at the window's edges
-    (2 r + m_in + m_out, see ``PathParams``), so larger margins cost smoothness.
+    Frames [0, invisible_start) and [invisible_end, n_frames) must hold the target in view
+    (fully, except on the ``PathParams.transition_frames`` frames next to the window, which need
+    its centre in view), frames [invisible_start, invisible_end) fully out of view. An empty
+    window (invisible_start == invisible_end) means always fully in view: the reference camera's
+    schedule (``for_reference``). inside_margin_deg is the clearance inside the image border the
+    reference camera's optimiser aims for: slack for the tracker's radius error and for rounding
+    in the crop (1 degree is about one crop pixel at 96 px and 90 degrees FoV).
     ``check_schedule`` demands zero margin.
     """
 
@@ -203,7 +242,6 @@ class Schedule:
     invisible_start: int
     invisible_end: int
     inside_margin_deg: float = 1.0
-    outside_margin_deg: float = 1.0
 
     def __post_init__(self):
         if self.n_frames < 1:
@@ -211,8 +249,8 @@ class Schedule:
         if not 0 <= self.invisible_start <= self.invisible_end <= self.n_frames:
             raise ValueError("need 0 <= invisible_start <= invisible_end <= n_frames, got "
                              f"{self.invisible_start}, {self.invisible_end}, {self.n_frames}")
-        if self.inside_margin_deg < 0 or self.outside_margin_deg < 0:
-            raise ValueError("margins must be non-negative")
+        if self.inside_margin_deg < 0:
+            raise ValueError("inside_margin_deg must be non-negative")
 
     @property
     def invisible(self) -> np.ndarray:
@@ -223,59 +261,75 @@ class Schedule:
 
     @property
     def visible(self) -> np.ndarray:
-        """(T,) bool: frames where the target must be fully in view."""
+        """(T,) bool: frames where the target must be in view."""
         return ~self.invisible
+
+    def transition(self, n: int) -> np.ndarray:
+        """(T,) bool: the up to n visible frames on each side of a non-empty window."""
+        mask = np.zeros(self.n_frames, dtype=bool)
+        if self.invisible_start < self.invisible_end:
+            mask[max(self.invisible_start - n, 0):self.invisible_start] = True
+            mask[self.invisible_end:self.invisible_end + n] = True
+        return mask
 
     def for_reference(self) -> Schedule:
         """The reference camera's schedule: the target in view on every frame."""
-        return Schedule(self.n_frames, self.n_frames, self.n_frames,
-                        self.inside_margin_deg, self.outside_margin_deg)
+        return Schedule(self.n_frames, self.n_frames, self.n_frames, self.inside_margin_deg)
 
 
 @dataclass(frozen=True)
 class PathParams:
-    """Camera and optimiser settings. The paper gives no numbers; these defaults are choices,
-    tuned on constructed static, moving, seam-crossing and short-window cases.
+    """Camera, path and optimiser settings (``persistbench.camera`` of the config). The paper
+    gives no numbers; these defaults are choices, tuned on constructed static, moving,
+    seam-crossing, high-latitude and short-window cases and on the embedded sequences.
 
     * fov_deg, width, height: the perspective crops (horizontal FoV; intrinsics of
       ``worldmembench.trajectories.intrinsics``). 90 degrees, the usual 360-to-perspective
       FoV, can hold targets up to nearly 90 degrees across; 96 x 96 px matches the small
-      crops of the reduced workflow (the config overrides all three).
-    * n_knots: cubic B-spline control points per angle; None (default) picks
+      crops of the reduced workflow.
+    * margin_deg 5: how far beyond the smallest turn that takes the whole target out of view
+      the input camera may go in the window, and the clearance it aims for there (slack for the
+      tracker's radius error). It also leaves room to brake after the step into the window.
+    * max_speed_deg_per_frame 25, max_accel_deg_per_frame2 18, max_jerk_deg_per_frame3 25:
+      bounds on both cameras' optical-axis motion (``angular_motion``), enforced by the
+      planner and by ``check_schedule``. The step into (and out of) the window turns at least
+      the target's radius r in one frame (module docstring) and must then brake within the
+      margin, so these set the largest target a window can hide: r = 20 degrees needs 20 / 15 /
+      19 (margin 5), r = 10 only 10 / 5 / 6, r = 30 is dropped; smaller targets move far
+      below the bounds (the objective minimises them).
+    * transition_frames 2: visible frames on each side of the window that may show the target
+      partly (centre in view) while it leaves or comes back.
+    * n_knots: the reference's cubic B-spline control points per angle; None (default) picks
       ceil((T - 1) / knot_spacing_frames) + 3, i.e. knots every ``knot_spacing_frames`` = 5.5
-      frames (12 control points at T = 48, 25 at T = 120), capped at T. At each window edge
-      the input camera must move the target from fully in to fully out of view between two
-      frames, a jump of at least 2 r + m_in + m_out degrees, and it has to ramp into and out
-      of that jump inside the window; a fixed count would make the knot spacing of long clips
-      too coarse for short windows (12 knots at T = 120 cannot fit a 10-frame window), while
-      denser knots only buy sharper, jerkier swings.
-    * lambda_vis 300, lambda_smooth 1, lambda_cont 1, lambda_center 0.01. Visibility
-      dominates (a 1-degree violation costs lambda_vis / T per frame, more than the whole
-      swing's smoothness), so the hinges end within ~0.1 degree of their margins; the centring
-      weight is small, so it picks among feasible paths without forcing a last-moment exit.
-    * smooth_weights (0.1, 1, 10): weights of L_vel, L_acc, L_jerk inside the smoothness term.
-      Jerk-heavy on purpose: a velocity penalty limits how far the input camera swings out and
-      forces a sharp turn-around: the paper's plain sum (1, 1, 1) gave more than twice the
-      peak jerk (1.2 vs 0.53 deg/frame^3 on a 48-frame, 16-frame-window case) and, at equal
-      lambda_vis, missed the schedule on long or late windows that these weights meet.
+      frames (12 control points at T = 48, 25 at T = 120), capped at T, so long clips keep
+      the same temporal resolution.
+    * lambda_vis 300, lambda_smooth 1, lambda_center 0.01 (reference). Visibility dominates
+      (a 1-degree violation costs lambda_vis / T per frame), so the hinge ends within ~0.1
+      degree of its margin; the centring weight is small, so it picks among feasible paths.
+    * smooth_weights (0.1, 1, 10): weights of L_vel, L_acc, L_jerk inside the smoothness term,
+      jerk-heavy on purpose (a velocity penalty makes a moving target's reference lag and
+      turn sharply).
     * lowpass_cutoff 0.25 of Nyquist (periods shorter than 8 frames are removed): above the
       content of the spline's ~5.5-frame knot spacing, so the filter only strips ripple.
     * pitch_bounds_deg (-60, 60): keeps cameras from looking at the zenith/nadir, where
-      equirectangular content is most distorted; enforced on the control points by L-BFGS-B
-      (a cubic B-spline stays within its control points' range), then the filtered path is
-      clipped to them.
-    * max_iter 500, ftol 1e-9: L-BFGS-B stopping rules per camera; typical plans stop after
-      150-350 iterations, 0.05-0.3 s per pair on one CPU core.
+      equirectangular content is most distorted; enforced on the reference's control points
+      by L-BFGS-B (a cubic B-spline stays within its control points' range, the filtered path
+      is clipped to them) and on the input's departure.
+    * max_iter 500, ftol 1e-9: L-BFGS-B stopping rules for the reference.
     """
 
     fov_deg: float = 90.0
     width: int = 96
     height: int = 96
+    margin_deg: float = 5.0
+    max_speed_deg_per_frame: float = 25.0
+    max_accel_deg_per_frame2: float = 18.0
+    max_jerk_deg_per_frame3: float = 25.0
+    transition_frames: int = 2
     n_knots: int | None = None
     knot_spacing_frames: float = 5.5
     lambda_vis: float = 300.0
     lambda_smooth: float = 1.0
-    lambda_cont: float = 1.0
     lambda_center: float = 0.01
     smooth_weights: tuple[float, float, float] = (0.1, 1.0, 10.0)
     lowpass_cutoff: float = 0.25
@@ -286,6 +340,18 @@ class PathParams:
     def __post_init__(self):
         if not 0 < self.fov_deg < 180:
             raise ValueError("fov_deg must be in (0, 180)")
+        if not self.margin_deg >= 0:
+            raise ValueError(f"margin_deg = {self.margin_deg!r}: expected degrees >= 0. Fix: "
+                             "set persistbench.camera.margin_deg to e.g. 5")
+        for key, _, unit in _BOUNDS:
+            value = getattr(self, key)
+            if not value > 0:
+                raise ValueError(f"{key} = {value!r}: expected a positive bound in {unit}. Fix: "
+                                 f"set persistbench.camera.{key} > 0")
+        if not (isinstance(self.transition_frames, int) and self.transition_frames >= 0):
+            raise ValueError(f"transition_frames = {self.transition_frames!r}: expected an "
+                             "integer >= 0. Fix: set persistbench.camera.transition_frames to "
+                             "e.g. 2")
         if self.n_knots is not None and self.n_knots < 4:
             raise ValueError("a cubic B-spline needs at least 4 control points")
         if self.knot_spacing_frames <= 0:
@@ -330,16 +396,22 @@ class CameraPair:
                 "ok": bool(self.ok), "report": self.report}
 
 
-def jerk(yaw, pitch) -> np.ndarray:
-    """Angular jerk per frame (T - 3,), degrees/frame^3: |third differences of (yaw, pitch)|.
+def angular_motion(yaw, pitch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Angular speed (T - 1,), acceleration (T - 2,) and jerk (T - 3,) of a view's optical
+    axis, degrees/frame^k: the norm of omega_t, the shortest rotation taking axis t to axis
+    t + 1 as a vector, and of its first and second differences.
 
-    Yaw is unwrapped first, so a path stored modulo 360 does not read as a 360-degree jerk
-    (a step of more than 180 degrees between frames is read as the shorter turn, as a viewer
-    would see it).
+    True angles on the sphere: a yaw step at pitch 60 moves the axis half as far as at the
+    horizon, and a path stored modulo 360 does not jump at the seam. Along one great circle the
+    three are |d delta|, |d^2 delta|, |d^3 delta| of the angle travelled.
     """
-    y = np.degrees(np.unwrap(np.radians(np.asarray(yaw, dtype=float))))
-    p = np.asarray(pitch, dtype=float)
-    return np.hypot(np.diff(y, n=3), np.diff(p, n=3))
+    d = view_forward(np.asarray(yaw, dtype=float), np.asarray(pitch, dtype=float))
+    cross = np.cross(d[:-1], d[1:])
+    sin = np.linalg.norm(cross, axis=-1)
+    angle = np.arctan2(sin, np.sum(d[:-1] * d[1:], axis=-1))
+    omega = cross * np.divide(angle, sin, out=np.ones_like(angle), where=sin > 0)[:, None]
+    return (np.degrees(angle), np.degrees(np.linalg.norm(np.diff(omega, axis=0), axis=-1)),
+            np.degrees(np.linalg.norm(np.diff(omega, n=2, axis=0), axis=-1)))
 
 
 def lowpass(x, cutoff: float, axis: int = 0) -> np.ndarray:
@@ -398,9 +470,9 @@ def _smooth_matrix(T: int, weights, lam: float) -> np.ndarray:
 
 
 class _Objective:
-    """L of the module docstring for one camera, as a function of its control points.
+    """The reference's L (module docstring) as a function of its control points.
 
-    Per-frame terms (visibility hinges, centring) depend on frame t's (yaw, pitch) only, so
+    Per-frame terms (visibility hinge, centring) depend on frame t's (yaw, pitch) only, so
     their gradient is taken by vectorised central differences per frame (4 extra evaluations
     of the whole path, not 2n) and mapped to control points through the linear basis; the
     smoothness terms are quadratic and exact.
@@ -408,45 +480,31 @@ class _Objective:
 
     STEP = 1e-3  # degrees; sd is accurate to ~1e-6 deg, so the derivative to ~1e-3 relative
 
-    def __init__(self, G, M, dirs, radius, w_inc, w_exc, w_center, cont, params, schedule):
+    def __init__(self, G, M, dirs, radius, inside_margin_deg, params):
         self.G, self.M, self.dirs, self.radius = G, M, dirs, radius
         T = len(dirs)
-        self.a = params.lambda_vis * w_inc / T
-        self.b = params.lambda_vis * w_exc / T
-        self.e = params.lambda_center * w_center / T * _DEG2
-        self.cont = cont
-        self.params, self.schedule = params, schedule
+        self.a = params.lambda_vis / T
+        self.e = params.lambda_center / T * _DEG2
+        self.margin, self.params = inside_margin_deg, params
         self.n = G.shape[1]
 
     def per_frame(self, yaw, pitch):
         p = self.params
         sd = frustum_signed_distance(self.dirs, yaw, pitch, p.fov_deg, p.width, p.height)
-        inc = np.maximum(self.radius + self.schedule.inside_margin_deg + sd, 0.0) ** 2
-        exc = np.maximum(self.radius + self.schedule.outside_margin_deg - sd, 0.0) ** 2
+        inc = np.maximum(self.radius + self.margin + sd, 0.0) ** 2
         chord = 2.0 - 2.0 * np.sum(view_forward(yaw, pitch) * self.dirs, axis=-1)
-        return self.a * inc + self.b * exc + self.e * chord
-
-    def paths(self, x):
-        return self.G @ x[: self.n], self.G @ x[self.n:]
+        return self.a * inc + self.e * chord
 
     def __call__(self, x):
-        yaw, pitch = self.paths(x)
+        yaw, pitch = self.G @ x[: self.n], self.G @ x[self.n:]
         h = self.STEP
         dy = np.array([0.0, h, -h, 0.0, 0.0])[:, None]
         dp = np.array([0.0, 0.0, 0.0, h, -h])[:, None]
         ell = self.per_frame(yaw + dy, pitch + dp)
-        f = ell[0].sum()
         gy = (ell[1] - ell[2]) / (2 * h)
         gp = (ell[3] - ell[4]) / (2 * h)
-        if self.cont is not None:
-            lam = self.params.lambda_cont
-            ey = wrap_deg(yaw[0] - self.cont[0])
-            ep = pitch[0] - self.cont[1]
-            f += lam * (ey**2 + ep**2)
-            gy[0] += 2 * lam * ey
-            gp[0] += 2 * lam * ep
         My, Mp = self.M @ x[: self.n], self.M @ x[self.n:]
-        f += x[: self.n] @ My + x[self.n:] @ Mp
+        f = ell[0].sum() + x[: self.n] @ My + x[self.n:] @ Mp
         grad = np.concatenate([self.G.T @ gy + 2 * My, self.G.T @ gp + 2 * Mp])
         return float(f), grad
 
@@ -487,29 +545,13 @@ def _single_threaded_lbfgsb():
         lib.scipy_openblas_set_num_threads(max(int(previous), 1))
 
 
-def _initial_yaw_offset(lon_u, lat, radius, schedule, params) -> np.ndarray:
-    """The deterministic starting swing of the input camera: zero outside the window, inside it
-    a yaw offset that puts the target (at the camera's pitch) a few degrees beyond the border."""
-    offset = np.zeros(schedule.n_frames)
-    s, e = schedule.invisible_start, schedule.invisible_end
-    if e <= s:
-        return offset
-    hx, _ = half_fov_deg(params.fov_deg, params.width, params.height)
-    net = lon_u[e - 1] - lon_u[s]
-    sign = -1.0 if net > 0 else 1.0  # away from the target's motion; right when it is static
-    need = hx + radius[s:e] + schedule.outside_margin_deg + 5.0
-    offset[s:e] = sign * np.minimum(need / np.maximum(np.cos(np.radians(lat[s:e])), 0.2), 180.0)
-    return offset
+def plan_reference(track: TargetTrack, schedule: Schedule,
+                   params: PathParams = PathParams()) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Optimise the reference camera's (yaw, pitch); returns (yaw, pitch, report).
 
-
-def plan_camera(track: TargetTrack, schedule: Schedule, params: PathParams = PathParams(),
-                cont: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Optimise one camera's (yaw, pitch) for ``schedule``; returns (yaw, pitch, report).
-
-    The target must be in view on the schedule's visible frames (L_inc) and out of view in its
-    window (L_exc); L_center acts on the visible frames; ``cont`` = (yaw, pitch) of another
-    camera's first frame adds L_continuity. The returned paths are the low-pass filtered ones
-    and the report is ``check_schedule``'s plus the optimiser's loss, iterations and time.
+    The target in view on every frame (L_inc, aiming for ``schedule.inside_margin_deg``) and
+    centred (L_center), smooth B-splines, low-pass filtered. The report is ``check_schedule``'s
+    for ``schedule.for_reference()`` plus the optimiser's loss, iterations and time.
     """
     t0 = time.perf_counter()
     T = track.n_frames
@@ -524,15 +566,9 @@ def plan_camera(track: TargetTrack, schedule: Schedule, params: PathParams = Pat
     M = G.T @ _smooth_matrix(T, params.smooth_weights, params.lambda_smooth) @ G
     M += params.lambda_smooth * H.T @ H / T
     dirs = lonlat_to_direction(np.radians(lon_u), np.radians(lat))
-    vis = schedule.visible.astype(float)
-    obj = _Objective(G, M, dirs, radius, vis, 1.0 - vis, vis, cont, params, schedule)
-
-    yaw0 = lon_u + _initial_yaw_offset(lon_u, lat, radius, schedule, params)
-    if cont is not None:  # start in the same 360-degree branch as the other camera
-        yaw0 = yaw0 + 360.0 * np.round((cont[0] - yaw0[0]) / 360.0)
-    pitch0 = np.clip(lat, lo, hi)
-    x0 = np.concatenate([np.linalg.lstsq(G, yaw0, rcond=None)[0],
-                         np.clip(np.linalg.lstsq(G, pitch0, rcond=None)[0], lo, hi)])
+    obj = _Objective(G, M, dirs, radius, schedule.inside_margin_deg, params)
+    x0 = np.concatenate([np.linalg.lstsq(G, lon_u, rcond=None)[0],
+                         np.clip(np.linalg.lstsq(G, np.clip(lat, lo, hi), rcond=None)[0], lo, hi)])
     n = G.shape[1]
     with _single_threaded_lbfgsb():
         res = minimize(obj, x0, jac=True, method="L-BFGS-B",
@@ -542,7 +578,7 @@ def plan_camera(track: TargetTrack, schedule: Schedule, params: PathParams = Pat
     raw_yaw, raw_pitch = B @ res.x[:n], B @ res.x[n:]
     yaw = lowpass(raw_yaw, params.lowpass_cutoff)
     pitch = np.clip(lowpass(raw_pitch, params.lowpass_cutoff), lo, hi)
-    report = check_schedule(track, yaw, pitch, schedule, params)
+    report = check_schedule(track, yaw, pitch, schedule.for_reference(), params)
     report.update({
         "loss": float(res.fun),
         "iterations": int(res.nit),
@@ -556,15 +592,203 @@ def plan_camera(track: TargetTrack, schedule: Schedule, params: PathParams = Pat
     return yaw, pitch, report
 
 
+def _tangent(yaw, pitch, bearing_deg: float) -> np.ndarray:
+    """Unit tangents (T, 3) at views' axes, bearing_deg clockwise from the image's top (the
+    camera has no roll, so 90 is the image's right: a yaw turn; 0 its top: a pitch turn)."""
+    y, p, b = np.radians(yaw), np.radians(pitch), np.radians(bearing_deg)
+    right = np.stack([np.cos(y), np.zeros_like(y), -np.sin(y)], axis=-1)
+    up = np.stack([-np.sin(p) * np.sin(y), -np.cos(p), -np.sin(p) * np.cos(y)], axis=-1)
+    return np.cos(b) * up + np.sin(b) * right
+
+
+def _turn(ref_axis, u, delta_deg) -> tuple[np.ndarray, np.ndarray]:
+    """(yaw, pitch) in degrees of the axes ref_axis turned by delta_deg towards u (broadcast)."""
+    a = np.radians(delta_deg)[..., None]
+    lon, lat = direction_to_lonlat(np.cos(a) * ref_axis + np.sin(a) * u)
+    return np.degrees(lon), np.degrees(lat)
+
+
+class _Limits(NamedTuple):
+    """Per frame, turns (degrees) along one direction's great circle: the largest with the
+    target fully in view, with its centre in view and with the pitch in bounds; the smallest
+    with it fully out of view and the end of that fully-out stretch (-inf / inf: none)."""
+
+    inside: np.ndarray
+    centre: np.ndarray
+    pitch: np.ndarray
+    out: np.ndarray
+    out_end: np.ndarray
+
+
+def _leading(mask) -> np.ndarray:
+    """(T,) number of leading True values of each row of a (T, K) mask."""
+    return np.where(mask.all(axis=1), mask.shape[1], np.argmin(mask, axis=1))
+
+
+def _departure_limits(dirs, radius, ref_axis, u, params: PathParams) -> _Limits:
+    """``_Limits`` found on a 1-degree grid of turns and refined by bisection to ~0.001 degree,
+    each on its safe side (a turn at which the property was seen to hold)."""
+    lo, hi = params.pitch_bounds_deg
+    r = radius[:, None]
+    rows = np.arange(len(dirs))
+
+    def properties(delta):  # (T, K) turns -> fully in, centre in, pitch in bounds, fully out
+        yaw, pitch = _turn(ref_axis[:, None, :], u[:, None, :], delta)
+        sd = frustum_signed_distance(dirs[:, None, :], yaw, pitch, params.fov_deg,
+                                     params.width, params.height)
+        return (sd <= -r - _SAFE_DEG, sd <= -_SAFE_DEG,
+                (pitch >= lo - _SAFE_DEG) & (pitch <= hi + _SAFE_DEG), sd >= r + _SAFE_DEG)
+
+    grid = np.arange(0.0, 180.0 + _GRID_DEG / 2, _GRID_DEG)
+    K = len(grid)
+    on_grid = properties(np.broadcast_to(grid, (len(dirs), K)))
+    out = on_grid[3]
+    first = np.argmax(out, axis=1)
+    back_in = ~out & (np.arange(K) > first[:, None])
+    # Five changes of a property between grid[k - 1] and grid[k], bisected together: the ends
+    # of the leading runs where the first three hold, the start and end of the fully-out run.
+    prop = (0, 1, 2, 3, 3)
+    held = [_leading(on_grid[i]) for i in range(3)]
+    k = np.clip(np.stack(held + [first, np.argmax(back_in, axis=1)], axis=1), 1, K - 1)
+    a, b = grid[k - 1], grid[k]
+    value = np.stack([on_grid[i][rows, k[:, j] - 1] for j, i in enumerate(prop)], axis=1)
+    for _ in range(_BISECT_STEPS):
+        mid = (a + b) / 2
+        now = properties(mid)
+        same = np.stack([now[i][:, j] for j, i in enumerate(prop)], axis=1) == value
+        a, b = np.where(same, mid, a), np.where(same, b, mid)
+    inside, centre, pitch = (np.where(n == 0, -np.inf, np.where(n == K, grid[-1], a[:, j]))
+                             for j, n in enumerate(held))
+    found = out.any(axis=1)
+    start = np.where(first == 0, 0.0, b[:, 3])
+    end = np.where(back_in.any(axis=1), a[:, 4], grid[-1])
+    return _Limits(inside, centre, pitch, np.where(found, start, np.inf),
+                   np.where(found, end, -np.inf))
+
+
+def _frame_bounds(lim: _Limits, schedule: Schedule, params: PathParams, relax=()):
+    """(lower, upper) bounds (T,) of the departure on each frame; ``relax`` names keys whose
+    limits are dropped (for the reasons of an infeasible plan)."""
+    window = schedule.invisible
+    near = schedule.visible if "transition_frames" in relax else schedule.transition(
+        params.transition_frames)
+    cap = lim.out_end if "margin_deg" in relax else np.minimum(lim.out + params.margin_deg,
+                                                                lim.out_end)
+    upper = np.where(window, cap, np.where(near, lim.centre, lim.inside))
+    if "pitch_bounds_deg" not in relax:
+        upper = np.minimum(upper, lim.pitch)
+    for end in (0, -1):  # start at the reference's view (the paper's L_continuity), and end
+        if not window[end]:  # back at it when the window ends before the clip
+            upper[end] = min(upper[end], 0.0)
+    return np.where(window, lim.out, 0.0), upper
+
+
+def _solve_departure(lower, upper, window, ref_motion, params: PathParams, relax=()):
+    """The departure angles (T,) of the linear programme (module docstring), or None when no
+    path meets the per-frame bounds and the motion bounds (those named in ``relax`` dropped)."""
+    T = len(lower)
+    if np.any(lower > upper):
+        return None
+    # variables: delta (T), then z_k >= |k-th differences of delta| for k = 1, 2, 3: the L1
+    # velocity, acceleration and jerk terms, each z_k bounded by its motion bound
+    rows, bounds, cost = [], list(zip(lower, upper)), [np.where(window, -_W_CLEAR, _W_CENTER)]
+    n_aux = [max(T - k, 0) for k in (1, 2, 3)]
+    for k, ((key, _, _), moved, weight) in enumerate(zip(_BOUNDS, ref_motion, _W_SMOOTH), 1):
+        D = np.diff(np.eye(T), n=k, axis=0)
+        before, after = sum(n_aux[:k - 1]), sum(n_aux[k:])
+        for sign in (1, -1):
+            rows.append(np.hstack([sign * D, np.zeros((n_aux[k - 1], before)),
+                                   -np.eye(n_aux[k - 1]), np.zeros((n_aux[k - 1], after))]))
+        limit = (np.full(n_aux[k - 1], np.inf) if key in relax
+                 else np.maximum(getattr(params, key) - moved, 0.0))
+        bounds += [(0.0, None if np.isinf(z) else z) for z in limit]
+        cost.append(np.full(n_aux[k - 1], weight))
+    A = np.vstack(rows)
+    res = linprog(np.concatenate(cost), A_ub=A, b_ub=np.zeros(len(A)), bounds=bounds,
+                  method="highs")
+    return res.x[:T] if res.status == 0 else None
+
+
+def plan_input(track: TargetTrack, ref_yaw, ref_pitch, schedule: Schedule,
+               params: PathParams = PathParams()) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Plan the input camera as the reference path turned away for the window (module
+    docstring); returns (yaw, pitch, report), the report ``check_schedule``'s plus
+    ``departure`` (direction, needed and largest turn, degrees). When no turn meets the
+    schedule within the bounds, the camera stays on the reference path and the first reason
+    names the bounds that, relaxed alone, would allow one.
+    """
+    t0 = time.perf_counter()
+    ref_yaw = np.asarray(ref_yaw, dtype=float)
+    ref_pitch = np.asarray(ref_pitch, dtype=float)
+    window = schedule.invisible
+    yaw, pitch, departure, first_reason = ref_yaw.copy(), ref_pitch.copy(), None, []
+    if window.any():
+        lon_u, lat, radius = track.filled()
+        dirs = lonlat_to_direction(np.radians(lon_u), np.radians(lat))
+        ref_axis = view_forward(ref_yaw, ref_pitch)
+        motion = angular_motion(ref_yaw, ref_pitch)
+        options = []
+        for name, bearing in _DIRECTIONS:
+            u = _tangent(ref_yaw, ref_pitch, bearing)
+            lim = _departure_limits(dirs, radius, ref_axis, u, params)
+            options.append((float(lim.out[window].max()), name, u, lim))
+        options.sort(key=lambda o: o[0])  # stable: ties keep the order of _DIRECTIONS
+
+        def solve(option, relax=()):
+            lower, upper = _frame_bounds(option[3], schedule, params, relax)
+            return _solve_departure(lower, upper, window, motion, params, relax)
+
+        for option in options:
+            delta = solve(option)
+            if delta is not None:
+                need, name, u, _ = option
+                yaw, pitch = _turn(ref_axis, u, delta)
+                yaw = ref_yaw + wrap_deg(yaw - ref_yaw)
+                departure = {"direction": name, "needed_deg": need,
+                             "max_turn_deg": float(delta.max())}
+                break
+        else:
+            def feasible(relax):
+                return any(solve(o, relax) is not None for o in options)
+
+            motion_keys = tuple(k for k, _, _ in _BOUNDS)
+            alone = [k for k in motion_keys + ("margin_deg", "transition_frames",
+                                               "pitch_bounds_deg") if feasible((k,))]
+            helps = (f"{' or '.join(alone)} alone" if alone else
+                     f"{', '.join(motion_keys)} together" if feasible(motion_keys) else None)
+            bounds = ", ".join(f"{k} = {getattr(params, k)}" for k in motion_keys)
+            which = "it" if len(alone) == 1 else "one of them" if alone else "them"
+            fix = (f"relaxing {helps} would allow one. Fix: raise {which} in "
+                   "persistbench.camera" if helps else
+                   "relaxing none of them alone, nor the motion bounds together, would allow "
+                   "one. Fix: lengthen the window or widen fov_deg")
+            first_reason = [
+                f"no turn away meets the schedule (window [{schedule.invisible_start}, "
+                f"{schedule.invisible_end}), needing {options[0][0]:.1f} deg, and at least "
+                f"the target's radius, {radius[window].max():.1f} deg, in the step into it) "
+                f"within {bounds}, margin_deg = {params.margin_deg}, transition_frames = "
+                f"{params.transition_frames}, pitch_bounds_deg = {params.pitch_bounds_deg}; "
+                f"{fix}; the input camera was left on the reference path"]
+    report = check_schedule(track, yaw, pitch, schedule, params)
+    report["reasons"] = first_reason + report["reasons"]
+    report.update({"departure": departure, "seconds": time.perf_counter() - t0})
+    return yaw, pitch, report
+
+
 def check_schedule(track: TargetTrack, yaw, pitch, schedule: Schedule,
                    params: PathParams = PathParams(), margin_deg: float = 0.0) -> dict:
-    """Verify a camera path against a schedule, exactly, frame by frame (PersistBench, Method 1).
+    """Verify a camera path against a schedule and the motion bounds, exactly, frame by frame
+    (PersistBench, Method 1).
 
-    A frame that must see the target fails unless the target's cap is fully inside the view
-    (clearance -sd - r >= margin_deg), a frame of the invisible window fails unless it is fully
-    outside (sd - r >= margin_deg). Untracked frames are checked against the interpolated track
-    and listed under ``untracked_frames``. Returns a JSON-serialisable dict with ``ok``, the
-    violating frames, the smallest clearances, the largest jerk and human-readable ``reasons``.
+    A visible frame fails unless the target's cap is fully inside the view (clearance
+    -sd - r >= margin_deg), a transition frame (``Schedule.transition``) unless its centre is
+    (-sd >= margin_deg), a frame of the invisible window unless the cap is fully outside
+    (sd - r >= margin_deg). The axis' speed, acceleration and jerk (``angular_motion``) must
+    not exceed ``params``' bounds; ``bound_violations`` lists, per bound, the first frame of
+    each offending difference. Untracked frames are checked against the interpolated track and
+    listed under ``untracked_frames``. Returns a JSON-serialisable dict with ``ok``, the
+    violating frames, the smallest clearances, the largest motion and human-readable
+    ``reasons``.
     """
     yaw = np.asarray(yaw, dtype=float)
     pitch = np.asarray(pitch, dtype=float)
@@ -575,32 +799,50 @@ def check_schedule(track: TargetTrack, yaw, pitch, schedule: Schedule,
     dirs = lonlat_to_direction(np.radians(lon_u), np.radians(lat))
     sd = frustum_signed_distance(dirs, yaw, pitch, params.fov_deg, params.width, params.height)
     inside, outside = -sd - radius, sd - radius
-    vis, inv = schedule.visible, schedule.invisible
-    vis_bad = np.flatnonzero(vis & (inside < margin_deg))
+    near = schedule.transition(params.transition_frames)
+    full, inv = schedule.visible & ~near, schedule.invisible
+    full_bad = np.flatnonzero(full & (inside < margin_deg))
+    near_bad = np.flatnonzero(near & (-sd < margin_deg))
     inv_bad = np.flatnonzero(inv & (outside < margin_deg))
     hx, hy = half_fov_deg(params.fov_deg, params.width, params.height)
     reasons = []
-    too_big = np.flatnonzero(vis & (radius > min(hx, hy)))
+    too_big = np.flatnonzero(full & (radius > min(hx, hy)))
     if len(too_big):
         reasons.append(f"target radius up to {radius[too_big].max():.1f} deg exceeds the view's "
                        f"inscribed half-angle {min(hx, hy):.1f} deg on {len(too_big)} frame(s): "
                        "it cannot be fully in view")
-    if len(vis_bad):
-        reasons.append(f"target not fully in view on {len(vis_bad)} frame(s) that must see it: "
-                       f"{_frames(vis_bad)}")
+    if len(full_bad):
+        reasons.append(f"target not fully in view on {len(full_bad)} frame(s) that must see it: "
+                       f"{_frames(full_bad)}")
+    if len(near_bad):
+        reasons.append(f"target's centre not in view on {len(near_bad)} transition frame(s) "
+                       f"(transition_frames = {params.transition_frames}): {_frames(near_bad)}")
     if len(inv_bad):
         reasons.append(f"target not fully out of view on {len(inv_bad)} frame(s) of the "
                        f"invisible window: {_frames(inv_bad)}")
-    j = jerk(yaw, pitch)
+    motion = angular_motion(yaw, pitch)
+    bound_bad = {}
+    for (key, what, unit), values in zip(_BOUNDS, motion):
+        bad = np.flatnonzero(values > getattr(params, key) + _BOUND_TOL)
+        bound_bad[key] = [int(t) for t in bad]
+        if len(bad):
+            reasons.append(f"angular {what} up to {values.max():.2f} {unit} exceeds {key} = "
+                           f"{getattr(params, key)} at frame(s) {_frames(bad)}. Fix: raise {key} "
+                           "in persistbench.camera or lengthen the window")
     return {
-        "ok": not (len(vis_bad) or len(inv_bad)),
+        "ok": not (len(full_bad) or len(near_bad) or len(inv_bad)
+                   or any(bound_bad.values())),
         "n_frames": T,
-        "visible_violations": [int(t) for t in vis_bad],
+        "visible_violations": [int(t) for t in np.union1d(full_bad, near_bad)],
         "invisible_violations": [int(t) for t in inv_bad],
-        "min_inside_clearance_deg": float(inside[vis].min()) if vis.any() else None,
+        "bound_violations": bound_bad,
+        "transition_frames": [int(t) for t in np.flatnonzero(near)],
+        "min_inside_clearance_deg": float(inside[full].min()) if full.any() else None,
         "min_outside_clearance_deg": float(outside[inv].min()) if inv.any() else None,
         "untracked_frames": [int(t) for t in np.flatnonzero(~track.tracked)],
-        "max_jerk_deg": float(j.max()) if len(j) else 0.0,
+        "max_speed_deg": float(motion[0].max()) if len(motion[0]) else 0.0,
+        "max_accel_deg": float(motion[1].max()) if len(motion[1]) else 0.0,
+        "max_jerk_deg": float(motion[2].max()) if len(motion[2]) else 0.0,
         "reasons": reasons,
     }
 
@@ -614,22 +856,21 @@ def plan_pair(track: TargetTrack, schedule: Schedule,
               params: PathParams = PathParams()) -> CameraPair:
     """Plan the (input, reference) camera pair of one PersistBench sequence (Method 1).
 
-    The reference camera keeps the target in view on every frame; the input camera follows
-    ``schedule`` and starts at the reference's first view (L_continuity). Both paths are
-    low-pass filtered and then checked exactly; ``ok`` is False, with the reasons in
-    ``report["reasons"]``, when either misses its schedule: such a pair must be dropped.
+    The reference camera keeps the target in view on every frame; the input camera is the
+    reference turned away for ``schedule``'s window (so it starts at the reference's view when
+    frame 0 is visible). Both paths are checked exactly; ``ok`` is False, with the reasons in
+    ``report["reasons"]``, when either misses its schedule or a bound: such a pair must be
+    dropped.
     """
     t0 = time.perf_counter()
-    ref_yaw, ref_pitch, ref_report = plan_camera(track, schedule.for_reference(), params)
-    # A window that starts at frame 0 forbids the shared first view: no continuity term then.
-    starts_visible = bool(schedule.visible[0])
-    in_yaw, in_pitch, in_report = plan_camera(
-        track, schedule, params, cont=(ref_yaw[0], ref_pitch[0]) if starts_visible else None)
+    ref_yaw, ref_pitch, ref_report = plan_reference(track, schedule, params)
+    in_yaw, in_pitch, in_report = plan_input(track, ref_yaw, ref_pitch, schedule, params)
     reasons = [f"reference: {r}" for r in ref_report["reasons"]]
     reasons += [f"input: {r}" for r in in_report["reasons"]]
     ok = bool(ref_report["ok"] and in_report["ok"])
+    a, b = view_forward(in_yaw[0], in_pitch[0]), view_forward(ref_yaw[0], ref_pitch[0])
+    gap = np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b)), a @ b))
     report = {"ok": ok, "reasons": reasons, "input": in_report, "reference": ref_report,
-              "start_view_gap_deg": float(np.hypot(wrap_deg(in_yaw[0] - ref_yaw[0]),
-                                                   in_pitch[0] - ref_pitch[0])),
+              "start_view_gap_deg": float(gap),
               "seconds": time.perf_counter() - t0}
     return CameraPair(in_yaw, in_pitch, ref_yaw, ref_pitch, ok, report)

@@ -10,10 +10,10 @@ reference video (the ground-truth crop of the 360-degree video along the same pa
     so its Perm_t is 0.
   * Cont_t = exp(-alpha ||c_t^pred - c_t^ref||_2 / sqrt(A_ref)): c are mask centroids in pixels
     (mean row and column of the mask's pixels), A_ref the mean reference mask area in pixels over
-    the frames of the whole sequence (both segments) whose reference mask is non-empty: one scale
-    per sequence, as the paper's overline A suggests, which a frame where the reference tracker
-    missed the target does not shrink. The paper gives no alpha; ALPHA = 1.0, so a centroid off
-    by one object size (sqrt of its area) scores exp(-1) = 0.37 and half a size 0.61.
+    the frames of the whole sequence (both segments) where the reference shows the target (below):
+    one scale per sequence, as the paper's overline A suggests, which a frame where the reference
+    tracker missed the target does not shrink. The paper gives no alpha; ALPHA = 1.0, so a
+    centroid off by one object size (sqrt of its area) scores exp(-1) = 0.37 and half a size 0.61.
   * App_t = cos(phi(F_t^pred), phi(F_t^ref)): full-frame patch features of each frame pooled
     under that frame's own target mask (the predicted mask for the generated frame, the reference
     mask for the reference frame) with features.pool_under_mask (soft, area-weighted: the
@@ -25,18 +25,27 @@ there because a tracker keeps giving a mask on a degraded blob or on the backgro
 centroid and features of such a mask are not the target's, which is the spurious continuity the
 paper says the AND removes. It also makes the all-frame variant exactly Cont/App "mechanically
 bound" to Perm, as the paper's ablation puts it: all_frames = tracked x (tracked frames / frames).
-Frames whose reference mask is empty have no ground truth for Cont and App and are left out of
-both rules (numerator and denominator); Perm counts every frame.
+Frames where the reference view does not show the target (its mask has fewer than min_pixels,
+perception.MIN_PIXELS, the tracker's own bar for a valid mask: the target occluded or outside the
+reference crop of the 360-degree video) have no ground truth and leave all three metrics,
+numerator and denominator, under both rules (their Perm_t, Cont_t and App_t are NaN). PersistBench
+(Method 2/3) averages Perm over the reference's frames and is silent on frames where the
+reference itself lacks the target; counting them would score a perfect copy of the reference
+below 1 there, since its tracker cannot find what the reference does not show.
 
 Aggregation per segment (visible or invisible: whether the target is visible in the INPUT camera
 at t), ``sequence_rows``:
-  * perm: mean of Perm_t over the segment's frames; the same under both rules (rows for both are
-    written so that every (segment, metric, aggregation) has a row).
-  * cont, app, rule "tracked": mean over the segment's tracked frames with a reference mask; NaN
-    with reason NO_TRACKED when no frame is tracked (NO_REFERENCE when none of the tracked frames
-    has a reference mask), which tables leave out of a model's mean (Perm carries that failure).
+  * perm: mean of Perm_t over the segment's frames where the reference shows the target; the same
+    under both rules (rows for both are written so that every (segment, metric, aggregation) has
+    a row).
+  * cont, app, rule "tracked": mean over the segment's tracked frames (each has a reference mask);
+    NaN with reason NO_TRACKED when no frame is tracked, which tables leave out of a model's mean
+    (Perm carries that failure).
   * cont, app, rule "all_frames" (the paper's ablation): mean over the segment's frames with a
     reference mask, an untracked frame counting 0; defined even when nothing is tracked.
+  * every metric and rule is NaN with reason NO_REFERENCE when no frame of the segment has a
+    reference mask (tables leave it out of a model's mean like NO_TRACKED); the reason of a value
+    says how many of the segment's frames were left out for want of one.
   * a metric that was not computed (no feature backend: App without features) is NaN under both
     rules with reason NO_FEATURES; NaN is never read as 0.
 """
@@ -50,6 +59,7 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.perception.features import cosine, patch_features_of, pool_under_mask
+from worldmemory.persistbench.perception import MIN_PIXELS
 
 ALPHA = 1.0  # Cont's decay; the paper gives none (see module doc)
 SEGMENTS = ("invisible", "visible")  # the paper's order: invisible value, visible in parentheses
@@ -97,15 +107,18 @@ def _features(features, name: str, n: int, valid: np.ndarray) -> np.ndarray:
 
 
 def frame_scores(tracked, same_entity, pred_masks, ref_masks, pred_features=None,
-                 ref_features=None, alpha: float = ALPHA) -> dict[str, np.ndarray]:
+                 ref_features=None, alpha: float = ALPHA,
+                 min_pixels: int = MIN_PIXELS) -> dict[str, np.ndarray]:
     """Per-frame Perm, Cont and App of one sequence (see module doc).
 
     tracked, same_entity: (T,) bool (tracker gave a mask; judge says same entity);
     pred_masks, ref_masks: (T, H, W) bool; pred_features, ref_features: (T, D) pooled features
     (``pooled_features``), NaN rows allowed only where that side's mask is empty, or None when no
-    feature backend ran (App is then NaN and flagged as not computed).
-    Returns (T,) arrays: perm (0/1 float), cont and app (NaN where Perm_t = 0 or a mask is
-    empty), ref_valid (bool: reference mask non-empty) and app_computed (bool).
+    feature backend ran (App is then NaN and flagged as not computed); min_pixels: the reference
+    shows the target where its mask has at least this many pixels.
+    Returns (T,) arrays: perm (0/1 float, NaN where the reference does not show the target), cont
+    and app (NaN where Perm_t is not 1 or a mask is empty), ref_valid (bool: the reference shows
+    the target) and app_computed (bool).
     """
     pred_masks, ref_masks = np.asarray(pred_masks, dtype=bool), np.asarray(ref_masks, dtype=bool)
     if pred_masks.ndim != 3 or pred_masks.shape != ref_masks.shape:
@@ -116,7 +129,7 @@ def frame_scores(tracked, same_entity, pred_masks, ref_masks, pred_features=None
     same_entity = _bools(same_entity, "same_entity", n)
     pred_valid = pred_masks.reshape(n, -1).any(axis=1)
     ref_area = ref_masks.reshape(n, -1).sum(axis=1)
-    ref_valid = ref_area > 0
+    ref_valid = ref_area >= max(min_pixels, 1)
     kept = tracked & same_entity & pred_valid
     scored = kept & ref_valid
 
@@ -134,7 +147,8 @@ def frame_scores(tracked, same_entity, pred_masks, ref_masks, pred_features=None
         ref_features = _features(ref_features, "ref_features", n, ref_valid)
         for t in np.flatnonzero(scored):
             app[t] = cosine(pred_features[t], ref_features[t])
-    return {"perm": kept.astype(float), "cont": cont, "app": app, "ref_valid": ref_valid,
+    perm = np.where(ref_valid, kept, np.nan)
+    return {"perm": perm, "cont": cont, "app": app, "ref_valid": ref_valid,
             "app_computed": np.full(n, computed)}
 
 
@@ -159,25 +173,24 @@ def pooled_features(backend, frames, masks, batch: int = 8) -> np.ndarray:
     return out
 
 
-def _segment_value(values, kept, ref_valid, computed, aggregation: str):
-    """(value, reason) of cont or app over one segment's frames (arrays already restricted)."""
+def _segment_value(metric: str, values, kept, ref_valid, computed, aggregation: str):
+    """(value, reason) of one metric over one segment's frames (arrays already restricted; kept
+    only where ref_valid)."""
     if len(values) == 0:
         return math.nan, NO_FRAMES
     if not computed.all():
         return math.nan, NO_FEATURES
-    if aggregation == "tracked":
+    if not ref_valid.any():
+        return math.nan, NO_REFERENCE
+    if metric == "perm":
+        value = float(values[ref_valid].mean())
+    elif aggregation == "tracked":
         if not kept.any():
             return math.nan, NO_TRACKED
-        use = kept & ref_valid
-        if not use.any():
-            return math.nan, NO_REFERENCE
-        value = float(values[use].mean())
-        left_out = int((kept & ~ref_valid).sum())
+        value = float(values[kept].mean())
     else:
-        if not ref_valid.any():
-            return math.nan, NO_REFERENCE
         value = float(np.where(kept, values, 0.0)[ref_valid].mean())
-        left_out = int((~ref_valid).sum())
+    left_out = int((~ref_valid).sum())
     note = f"{left_out} frame(s) without a reference mask left out" if left_out else ""
     return value, note
 
@@ -188,27 +201,24 @@ def sequence_rows(per_frame: dict, visible_in_input) -> list[dict]:
     ``per_frame`` is ``frame_scores``'s output; visible_in_input (T,) bool says whether the target
     is visible in the input camera at t. Rows in the order SEGMENTS x METRICS x AGGREGATIONS;
     n_frames counts the segment's frames, n_tracked its frames with Perm_t = 1; values are
-    fractions in [0, 1]. See the module doc for the two rules and the NaN reasons.
+    fractions in [0, 1]. See the module doc for the two rules, the frames left out and the NaN
+    reasons.
     """
     perm = np.asarray(per_frame["perm"], dtype=float)
     n = len(perm)
     visible = _bools(visible_in_input, "visible_in_input", n)
-    kept = perm > 0
     ref_valid = np.asarray(per_frame.get("ref_valid", np.ones(n, bool)), dtype=bool)
+    kept = (perm > 0) & ref_valid
     rows = []
     for segment in SEGMENTS:
         inside = visible if segment == "visible" else ~visible
         count, n_kept = int(inside.sum()), int(kept[inside].sum())
         for metric in METRICS:
+            computed = np.asarray(per_frame.get(f"{metric}_computed", np.ones(n, bool)), bool)
             for aggregation in AGGREGATIONS:
-                if metric == "perm":
-                    value = float(perm[inside].mean()) if count else math.nan
-                    reason = "" if count else NO_FRAMES
-                else:
-                    computed = np.asarray(per_frame.get(f"{metric}_computed", np.ones(n, bool)), bool)
-                    value, reason = _segment_value(np.asarray(per_frame[metric], float)[inside],
-                                                   kept[inside], ref_valid[inside],
-                                                   computed[inside], aggregation)
+                value, reason = _segment_value(metric, np.asarray(per_frame[metric], float)[inside],
+                                               kept[inside], ref_valid[inside], computed[inside],
+                                               aggregation)
                 rows.append({"segment": segment, "metric": metric, "aggregation": aggregation,
                              "value": value, "n_frames": count, "n_tracked": n_kept,
                              "reason": reason})

@@ -13,6 +13,15 @@ video, so that Perm / Cont / App are calibrated against expected answers:
 * ``forgetting``: the omniscient view, but the target fades into the background once it has left
   the input view: its opacity falls linearly to 0 over ``fade_frames`` frames after the exit and
   comes back when the input camera sees it again.
+* ``displaced``: the omniscient view, but the target is drawn misplaced while the input camera
+  does not see it: turned about the vertical axis by ``drift_deg_per_frame`` degrees of longitude
+  per frame out of view (k x drift at the k-th frame, ``frames_away``), back in place when the
+  input camera sees it again. A known motion drift: Cont falls as the drift grows; Perm stays 1
+  while the moved target stays in the reference view, and App nearly so (the same pixels, moved).
+* ``recoloured``: the omniscient view, but while the input camera does not see the target its
+  colours are turned by ``hue_shift_deg`` degrees about the RGB grey axis (``hue_rotation``; 120
+  cycles the channels exactly, other angles clip at the colour cube). A known appearance change:
+  App falls as the shift grows towards 180, Perm and Cont stay.
 
 Each returns the frames and the ground truth of what it drew: 'instance' (T, h, w) (the target
 counts where it is drawn at opacity >= 0.5) and 'same_entity' (T,) bool, the oracle judge's
@@ -26,7 +35,9 @@ import numpy as np
 from worldmemory.common import params as common_params
 from worldmemory.persistbench.equirect import perspective, project, view_directions
 
-DEFAULT_PARAMS = {"omniscient": {}, "warp_only": {}, "forgetting": {"fade_frames": 8}}
+DEFAULT_PARAMS = {"omniscient": {}, "warp_only": {}, "forgetting": {"fade_frames": 8},
+                  "displaced": {"drift_deg_per_frame": 1.0}, "recoloured": {"hue_shift_deg": 120.0}}
+NEEDS_BACKGROUND = {"forgetting": "fades the target into", "displaced": "draws the target moved over"}
 
 
 def resolve_params(model: str, params: dict) -> dict:
@@ -44,6 +55,10 @@ def run_reference(model: str, params: dict, panorama, instance, background, came
     instance id; visible_in_input (T,) bool. Returns frames (T, h, w, 3) uint8 and the truth.
     """
     params = resolve_params(model, params)
+    if model in NEEDS_BACKGROUND and background is None:
+        raise ValueError(f"{model} {NEEDS_BACKGROUND[model]} the panorama without it "
+                         "(background.png), which only the embedded default renders: run it on "
+                         "persistbench.sequences.source: embedded")
     fov, w, h = cameras["fov_deg"], cameras["width"], cameras["height"]
     path = list(zip(cameras["reference_yaw"], cameras["reference_pitch"]))
     frames = np.stack([perspective(p, y, q, fov, w, h) for p, (y, q) in zip(panorama, path)])
@@ -58,9 +73,6 @@ def run_reference(model: str, params: dict, panorama, instance, background, came
             frames[t][~seen] = 0
             drawn[t] &= seen
     elif model == "forgetting":
-        if background is None:
-            raise ValueError("forgetting fades the target into the panorama without it "
-                             "(background.png), which only the embedded default renders")
         opacity = fade(visible_in_input, params["fade_frames"])
         for t, (y, q) in enumerate(path):
             behind = perspective(background, y, q, fov, w, h).astype(float)
@@ -68,6 +80,18 @@ def run_reference(model: str, params: dict, panorama, instance, background, came
             frames[t] = np.round(a * frames[t] + (1 - a) * behind).astype(np.uint8)
         drawn &= (opacity >= 0.5)[:, None, None]
         same = opacity >= 0.5
+    elif model == "displaced":
+        shift = params["drift_deg_per_frame"] * frames_away(visible_in_input)
+        for t in np.flatnonzero(shift):
+            y, q = path[t]
+            turned = y - shift[t]  # the view from yaw - s sees the world turned by +s in longitude
+            drawn[t] = perspective(instance[t] == target, turned, q, fov, w, h, nearest=True)
+            frames[t] = perspective(background, y, q, fov, w, h)
+            frames[t][drawn[t]] = perspective(panorama[t], turned, q, fov, w, h)[drawn[t]]
+    elif model == "recoloured":
+        turn = hue_rotation(params["hue_shift_deg"])
+        for t in np.flatnonzero(frames_away(visible_in_input)):
+            frames[t][drawn[t]] = np.clip(np.round(frames[t][drawn[t]] @ turn.T), 0, 255).astype(np.uint8)
     return frames, {"instance": drawn.astype(np.int16) * target, "same_entity": same}
 
 
@@ -79,12 +103,30 @@ def _seen_by(directions, yaw, pitch, fov, width, height) -> np.ndarray:
                 & (px[..., 1] < height))
 
 
+def frames_away(visible_in_input) -> np.ndarray:
+    """Per frame, for how many frames the input camera has not seen the target: 0 while it sees
+    it, k at the k-th frame out of view (counted from frame 0 if it starts out of view)."""
+    away, count = np.zeros(len(visible_in_input), dtype=int), 0
+    for t, seen in enumerate(np.asarray(visible_in_input, dtype=bool)):
+        count = 0 if seen else count + 1
+        away[t] = count
+    return away
+
+
 def fade(visible_in_input, fade_frames: int) -> np.ndarray:
-    """Target opacity per frame: 1 while the input camera sees it (and before it is first seen
-    leaving), then 1 - k / fade_frames at the k-th frame out of view, down to 0."""
-    visible = np.asarray(visible_in_input, dtype=bool)
-    opacity, away = np.ones(len(visible)), 0
-    for t, seen in enumerate(visible):
-        away = 0 if seen else away + 1
-        opacity[t] = max(0.0, 1.0 - away / fade_frames) if fade_frames > 0 else float(seen)
-    return opacity
+    """Target opacity per frame: 1 while the input camera sees it, then 1 - k / fade_frames at the
+    k-th frame out of view (``frames_away``), down to 0."""
+    away = frames_away(visible_in_input)
+    if fade_frames <= 0:
+        return (away == 0).astype(float)
+    return np.maximum(0.0, 1.0 - away / fade_frames)
+
+
+def hue_rotation(degrees: float) -> np.ndarray:
+    """(3, 3) rotation of RGB colours about the grey axis (Rodrigues' formula): each colour's hue
+    turns by ``degrees`` while its grey part and its distance from grey stay, so the change is
+    one known amount for every colour (120 maps red to green, green to blue, blue to red)."""
+    a = np.radians(degrees)
+    axis = np.full(3, 1 / np.sqrt(3))
+    cross = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.cos(a) * np.eye(3) + np.sin(a) * cross + (1 - np.cos(a)) * np.outer(axis, axis)

@@ -85,7 +85,9 @@ def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, ba
     """Per-frame Perm/Cont/App of one rollout: the tracker, initialised on the generated first
     frame with the reference target's first mask (the paper matches it by DINO features), and
     the judge come from ``perception``; App pools ``backend``'s features under each mask. The
-    tracker is asked first, so a model without one is Unavailable whatever its frame size."""
+    tracker is asked first, so a model without one is Unavailable whatever its frame size.
+    ``min_pixels`` is the bar for a valid tracker mask and for the reference showing the target
+    (frames below it in the reference leave every metric, metrics module doc)."""
     pred_masks = perception.track(generated, ref_masks[0])
     reference = read_video(seq_root / seq["id"] / "reference.mkv")
     if generated.shape != reference.shape:
@@ -95,7 +97,8 @@ def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, ba
     tracked = pred_masks.sum(axis=(1, 2)) >= min_pixels
     return metrics.frame_scores(tracked, same_entity, pred_masks, ref_masks,
                                 metrics.pooled_features(backend, generated, pred_masks),
-                                metrics.pooled_features(backend, reference, ref_masks), alpha)
+                                metrics.pooled_features(backend, reference, ref_masks), alpha,
+                                min_pixels)
 
 
 def main(argv=None) -> None:

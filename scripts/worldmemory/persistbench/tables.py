@@ -243,10 +243,11 @@ def ablation_side_by_side(ablation: pd.DataFrame, paper: pd.DataFrame) -> pd.Dat
 
 
 def perm_after_exit(frames: pd.DataFrame) -> pd.DataFrame:
-    """Mean Perm per (kind, model, frame_from_exit) over the sequences that have that frame."""
+    """Mean Perm per (kind, model, frame_from_exit) over the sequences that have that frame with a
+    Perm (a frame whose reference view lacks the target has none)."""
     known = frames.dropna(subset=["frame_from_exit"])
-    curve = known.groupby(["kind", "model", "frame_from_exit"], sort=False)["perm"].agg(["mean", "size"])
-    return curve.reset_index().rename(columns={"mean": "perm", "size": "n_sequences"})
+    curve = known.groupby(["kind", "model", "frame_from_exit"], sort=False)["perm"].agg(["mean", "count"])
+    return curve.reset_index().rename(columns={"mean": "perm", "count": "n_sequences"})
 
 
 def figure_perm_exit(frames: pd.DataFrame, out_png, out_pdf) -> Figure:
