@@ -21,6 +21,7 @@ from worldmemory.perception.estimators import prefetched as prefetched_weights
 from worldmemory.workflow.conda_envs import export_checkout
 from worldmemory.workflow.config_checks import check_config
 from worldmemory.workflow.stamp import stamp_differs, update_stamp
+from worldmemory.worldmembench.trajectories import merge_params as merge_trajectory_params
 
 validate(config, os.path.join(REPO, "config", "schemas", "config.schema.yaml"), set_default=True)
 check_config(config)  # what a schema cannot say: paths exist, free-form keys are the code's
@@ -100,7 +101,7 @@ def worldmembench_rollout_args(wildcards):
     study's, updated with the run's own)."""
     study = config["worldmembench"]
     spec = WMB_RUNS[wildcards.model]
-    trajectory = {**study["trajectory_params"], **spec["trajectory_params"]}
+    trajectory = merge_trajectory_params(study["trajectory_params"], spec["trajectory_params"])
     return f"{model_args(spec)} {shlex.join(['--trajectory-params', json.dumps(trajectory, sort_keys=True)])}"
 
 

@@ -99,6 +99,6 @@ def test_a_prefetched_aesthetic_predictor_scores_an_external_model(tmp_path, sna
     out = tmp_path / "results" / "worldmembench" / "scores" / "still"
     scores = pd.read_csv(out / "quality.csv")
     aesthetic = scores.loc[scores["metric"] == "aesthetic_quality", "value"]
-    assert len(aesthetic) == 6  # one per rollout of the tiny config
+    assert len(aesthetic) == 5  # one per static-memory rollout of the tiny config (not LR-Hold)
     assert aesthetic.between(0.3, 0.7).all()  # a bias of 5 on the 1-10 scale, /10, plus a small random term
     assert "laion-aesthetic" in (out / "quality.json").read_text()

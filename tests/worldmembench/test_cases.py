@@ -10,7 +10,7 @@ import pytest
 from worldmemory.common.geometry import intrinsics
 from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worlds.raycaster import World, generate_world, render
+from worldmemory.worlds.raycaster import World, clearance, generate_world, render
 
 W, H = 64, 48
 TRAJECTORIES = {"human": ["LRLR"], "object": ["translation", "LRLRLR"], "environment": ["LRUD"],
@@ -160,3 +160,33 @@ def test_a_case_id_is_one_path_component(written, tmp_path, bad_id):
     save(case_dir, manifest)
     with pytest.raises(ValueError, match=r"id: .* does not match"):
         cases.load_case(case_dir)
+
+
+@pytest.mark.parametrize("case_id", [f"{family}_{i:03d}" for family in ("human", "object") for i in range(4)])
+def test_the_translation_loop_takes_every_target_out_of_view_in_d1(case_id):
+    """Section 3.3: the loop departs and revisits. Sized per world (cases.translation_side), no
+    pixel of any target is in view at the end of D1 and every target is back at the end of R1."""
+    world = generate_world(case_id, case_id.split("_")[0])
+    K = intrinsics(128, 96, 60.0)
+    side = cases.translation_side(world, K, 128, 96)
+    traj = tj.build("translation", {"translation": {"side": side}}, n_frames=40, hold_frames=4, final_hold_frames=4)
+    d1, r1 = traj.revisits()[0]
+    targets = [e.instance for e in cases._targets(world)]
+    away = render(world, traj.poses[d1.end - 1], K, 128, 96)["instance"]
+    back = render(world, traj.poses[r1.end - 1], K, 128, 96)["instance"]
+    assert not np.isin(away, targets).any()
+    assert all((back == t).sum() >= 20 for t in targets)
+    smaller = render(world, tj.build("translation", {"translation": {"side": side - cases.SIDE_STEP}}, n_frames=40,
+                                     hold_frames=4, final_hold_frames=4).poses[d1.end - 1], K, 128, 96)["instance"]
+    assert side == cases.SIDE_START or np.isin(smaller, targets).any()  # the smallest such side
+    corners = np.array([[0, 0, 0], [0, 0, side], [side, 0, side], [side, 0, 0]])
+    assert clearance(world, corners).min() >= cases.TRANSLATION_CLEARANCE
+
+
+def test_translation_cases_carry_their_loop_side(written):
+    out, _ = written
+    case = cases.load_case(out / "object_000")
+    world = World.from_dict(case["world"])
+    side = cases.translation_side(world, np.array(case["camera"]["intrinsics"]), W, H)
+    assert case["trajectory_params"] == {"translation": {"side": side}}
+    assert "trajectory_params" not in cases.load_case(out / "human_000")  # no translation in its list

@@ -165,6 +165,7 @@ def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
     traj = tj.build("LR-Hold", **PARAMS, width=64, height=48)
     request = external.write_request(case, traj, 64, 48, tmp_path)
     video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
-    assert check_video(video, 161, "still") == (48, 64)
-    with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*n_frames: 161"):
-        check_video(video, 165, "still")
+    fix = "trajectory_params: {{LR-Hold: {{n_frames: {length}}}}}"
+    assert check_video(video, 161, "still", fix) == (48, 64)
+    with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*LR-Hold: \{n_frames: 161\}"):
+        check_video(video, 165, "still", fix)

@@ -45,8 +45,9 @@ def target_difference(frames, truth, t, instance):
 def test_omniscient_renders_the_world_at_the_target_poses():
     frames, truth, trajectory = run("omniscient")
     world = World.from_dict(case("object_000")["world"])
-    assert frames.shape == (97, H, W, 3) and frames.dtype == np.uint8
-    for t in range(0, 97, 8):
+    n = trajectory.n_frames
+    assert frames.shape == (n, H, W, 3) and frames.dtype == np.uint8
+    for t in range(0, n, 8):
         out = render(world, trajectory.poses[t], trajectory.intrinsics, W, H, frame=t)
         assert np.array_equal(frames[t], out["rgb"])
         assert np.array_equal(truth["instance"][t], out["instance"])
@@ -57,18 +58,19 @@ def test_omniscient_renders_the_world_at_the_target_poses():
 
 
 def test_truth_channels_and_event_state():
-    _, truth, _ = run("omniscient")
+    _, truth, trajectory = run("omniscient")
+    n = trajectory.n_frames
     assert set(truth) == {"instance", "depth", "poses", "K"}
-    assert truth["instance"].dtype == np.int16 and truth["instance"].shape == (97, H, W)
-    assert truth["depth"].dtype == np.float32 and truth["depth"].shape == (97, H, W)
-    assert truth["poses"].dtype == np.float64 and truth["poses"].shape == (97, 4, 4)
+    assert truth["instance"].dtype == np.int16 and truth["instance"].shape == (n, H, W)
+    assert truth["depth"].dtype == np.float32 and truth["depth"].shape == (n, H, W)
+    assert truth["poses"].dtype == np.float64 and truth["poses"].shape == (n, 4, 4)
     assert truth["K"].shape == (3, 3)
     _, truth, _ = run("omniscient", "dynamic_000")
     event = World.from_dict(case("dynamic_000")["world"]).events[0]
     assert truth["event_started"].dtype == bool and truth["event_progress"].dtype == np.float32
-    expected = [event.state(t)["progress"] for t in range(97)]
+    expected = [event.state(t)["progress"] for t in range(n)]
     np.testing.assert_allclose(truth["event_progress"], expected, rtol=1e-6)
-    assert np.array_equal(truth["event_started"], np.arange(97) >= event.start)
+    assert np.array_equal(truth["event_started"], np.arange(n) >= event.start)
 
 
 @pytest.mark.parametrize("case_id, name", [("human_000", "LRLR"), ("dynamic_000", "LR"),
@@ -215,13 +217,13 @@ def test_cli_writes_videos_truth_and_manifest(case_dir, tmp_path, capsys):
         assert entry["instances"] == {t["id"]: next(e.instance for e in world.entities()
                                                     if e.target == t["id"])
                                       for t in loaded["targets"]}
-        trajectory = tj.build(entry["trajectory"], **TINY, width=W, height=H)
+        trajectory = tj.build(entry["trajectory"], loaded.get("trajectory_params"), **TINY, width=W, height=H)
         frames, truth = rm.run_reference("amnesic", {}, loaded, trajectory, W, H)
         assert np.array_equal(read_video(tmp_path / "a" / entry["video"]), frames)
         with np.load(tmp_path / "a" / entry["truth"]) as stored:
             assert set(stored.files) == set(truth)
             assert all(np.array_equal(stored[k], truth[k]) for k in truth)
-            assert stored["instance"].shape == (49, H, W)
+            assert stored["instance"].shape == (trajectory.n_frames, H, W)
         written = json.loads((tmp_path / "a" / entry["trajectory_file"]).read_text())
         assert written == trajectory.to_json()
     assert {"event_started", "event_progress"} <= set(np.load(tmp_path / "a" / entries[0]["truth"]))

@@ -75,6 +75,7 @@ def rotation_scores() -> pd.DataFrame:
         for case in ("o1", "o2"):
             rows += rollout_rows(model, case, "LRLR", {"rpe_rot": 0.1})
         rows += rollout_rows(model, "o1", "LRLRLR", {"rpe_rot": 0.3})
+        rows += revisit_rows(model, "o1", "LRLRLR", "rpe_rot", {"": [0.2, 0.3, 0.4 - shift]})  # per cycle
         rows += rollout_rows(model, "o1", "LRUD", {"rpe_rot": 0.2})
         rows += rollout_rows(model, "d1", "LR-Hold", {"rpe_rot": 0.9, "dyn_overall": 0.5},
                              "dynamic")
@@ -110,7 +111,7 @@ def test_table10_d_and_delta_axis_exact():
     table9, table10 = rv.table9_10(cross_axis_scores())
     assert list(table10.columns) == rv.TABLE10_COLUMNS == list(table9.columns)
     assert [tuple(r) for r in table10[["model", "metric"]].to_numpy()] == [
-        (m, metric) for m in ("alpha", "beta") for metric in rv.STATIC_METRICS]
+        (m, metric) for m in ("alpha", "beta") for metric in rv.REVISIT_METRICS]
     alpha = table10.set_index(["model", "metric"]).loc[("alpha", "object_appearance")]
     assert alpha.to_dict() == {"R1_LRLR": 0.9, "R2_LRLR": 0.7, "d_LRLR": 0.2, "R1_LRUD": 0.9,
                                "R2_LRUD": 0.5, "d_LRUD": 0.4, "delta_axis": 0.2}
@@ -123,7 +124,7 @@ def test_table10_d_and_delta_axis_exact():
 def test_table9_is_the_mean_of_table10_over_models():
     table9, table10 = rv.table9_10(cross_axis_scores())
     assert set(table9["model"]) == {"mean"}
-    assert list(table9["metric"]) == list(rv.STATIC_METRICS)
+    assert list(table9["metric"]) == list(rv.REVISIT_METRICS)
     mean = table9.set_index("metric").loc["object_appearance"]
     assert mean.drop("model").to_dict() == pytest.approx(
         {"R1_LRLR": 0.85, "R2_LRLR": 0.75, "d_LRLR": 0.1, "R1_LRUD": 0.75, "R2_LRUD": 0.35,
@@ -134,7 +135,7 @@ def test_table9_is_the_mean_of_table10_over_models():
     expected = expected.where(table10.groupby("metric", sort=False)[rv.TABLE10_COLUMNS[2:]]
                               .count() == 2)  # NaN when any model is NaN
     np.testing.assert_allclose(table9.set_index("metric")[rv.TABLE10_COLUMNS[2:]].to_numpy(),
-                               expected.loc[list(rv.STATIC_METRICS)].to_numpy(), atol=1e-6)
+                               expected.loc[list(rv.REVISIT_METRICS)].to_numpy(), atol=1e-6)
 
 
 def test_table8_is_table2_restricted_to_each_rotation_trajectory():
@@ -165,10 +166,14 @@ def test_figure5_panels_lines_and_bytes(tmp_path):
     assert (tmp_path / "a.pdf").read_bytes()[:5] == b"%PDF-"
     assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
-    assert len(fig.axes) == 4
-    for ax in fig.axes:
-        assert [line.get_label() for line in ax.get_lines()] == ["alpha", "beta"]
+    assert len(fig.axes) == 8 and rv.FIGURE5_METRICS == (*rv.STATIC_METRICS, "rpe_rot")  # the paper's eight
     panels = dict(zip(rv.FIGURE5_METRICS, fig.axes))
+    for metric, ax in panels.items():
+        empty = metric in ("human_identity", "env_depth", "env_recon")  # no LRLRLR rows of these
+        assert [line.get_label() for line in ax.get_lines()] == ([] if empty else ["alpha", "beta"]), metric
+        assert [t.get_text() for t in ax.texts] == (["no values"] if empty else []), metric
+    # RPE_rot per cycle; the per-rollout row (revisit 0) is Table 2's and no point here
+    np.testing.assert_allclose(panels["rpe_rot"].get_lines()[1].get_ydata(), [0.2, 0.3, 0.6])
     alpha = panels["env_visible"].get_lines()[0]
     assert list(alpha.get_xdata()) == [1, 2, 3]
     np.testing.assert_allclose(alpha.get_ydata(), [0.95, 0.85, 0.7])

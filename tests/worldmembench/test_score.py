@@ -27,6 +27,7 @@ from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench import score as sc
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
+from worldmemory.worldmembench.reference_models import scale_rotation
 from worldmemory.worldmembench.tables import read_scores
 from worldmemory.worlds import raycaster as wd
 
@@ -112,7 +113,9 @@ def test_omniscient_object_scores_one_at_every_revisit_and_rpe_zero(tmp_path, ca
         assert len(rows) == 2 * n_objects and sorted(set(rows["revisit"])) == [1, 2]
         assert rows["valid"].all()
         np.testing.assert_allclose(rows["value"], 1.0, atol=1e-9)
-    assert values(lrlr, "rpe_rot")["value"].item() == pytest.approx(0.0, abs=1e-9)
+    rpe_rot = values(lrlr, "rpe_rot")
+    assert list(rpe_rot["revisit"]) == [0, 1, 2]  # the rollout (Table 2), then each cycle
+    np.testing.assert_allclose(rpe_rot["value"], 0.0, atol=1e-9)
     translation = scores[scores["trajectory"] == "translation"]
     assert values(translation, "rpe_trans")["value"].item() == pytest.approx(0.0, abs=1e-9)
     assert "rpe_rot" not in set(translation["metric"])
@@ -184,7 +187,8 @@ def test_dynamic_rows_follow_the_oracle_judge(tmp_path, cases_dir):
         dyn = scores[scores["metric"].str.startswith("dyn_")]
         assert set(dyn["metric"]) == metrics and (dyn["revisit"] == 0).all()
         np.testing.assert_allclose(dyn["value"], expected)
-        assert values(scores, "rpe_rot")["value"].item() == pytest.approx(0.0, abs=1e-6)
+        # Camera Following and Video Quality read the static-memory rollouts, not LR-Hold
+        assert not set(scores["metric"]) & {"rpe_rot", "imaging_quality", "aesthetic_quality"}
 
 
 def test_a_judge_behind_an_endpoint_is_asked_once_per_rollout_and_scored_from_its_cache(
@@ -422,3 +426,21 @@ def test_estimated_faces_score_human_identity_by_eq4_on_the_faces_inside_each_ma
         rows = values(scores, "human_identity", other_person)
         assert rows["value"].isna().all() and not rows["valid"].any()
         assert rows["reason"].str.contains("any frame of V").all()
+
+
+def test_rpe_rot_per_cycle_reads_the_cycle_that_under_turns(tmp_path, cases_dir):
+    """Section 5.3's per-revisit RPE_rot: a camera that turns 0.67 of the way in the second cycle
+    only reads 0.33 there (Eq. 3 on that cycle's increments), 0 in the first, and half of 0.33 over
+    the rollout (both cycles turn equally far)."""
+    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "LRLR", omniscient)])
+    traj = tj.build("LRLR", width=W, height=H, **PARAMS["LRLR"])
+    second = np.zeros(traj.n_frames, dtype=bool)
+    d2, r2 = traj.revisits()[1]
+    second[d2.start:r2.end] = True
+    under = scale_rotation(traj.poses, 0.67)
+    with np.load(root / "object_000_LRLR.npz") as npz:
+        truth = {key: npz[key] for key in npz.files}
+    truth["poses"] = np.where(second[:, None, None], under, traj.poses)
+    np.savez_compressed(root / "object_000_LRLR.npz", **truth)
+    rows = values(sc.score_model(cases_dir, root, "camera", ColourGradientPatches()), "rpe_rot")
+    np.testing.assert_allclose(rows["value"], [0.33 / 2, 0.0, 0.33], atol=1e-9)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from worldmemory.worldmembench.metrics.aggregate import revisit_mean, rollout_score
 from worldmemory.worldmembench.metrics.static_memory import (
+    borders_touched,
     depth_spearman,
     normalise_silhouette,
     pose_qualified,
@@ -15,6 +16,7 @@ from worldmemory.worldmembench.metrics.static_memory import (
     spherical_field,
     tracking_qualified,
     visible_memory,
+    whole_in_view,
 )
 
 E1, E2, E3 = np.eye(3)
@@ -317,3 +319,26 @@ def test_tracking_qualification_needs_departure_and_valid_return():
     assert tracking_qualified([True, False, True], n_valid_return_frames=3)
     assert not tracking_qualified([True, True, True], n_valid_return_frames=3)  # always visible
     assert not tracking_qualified([True, False], n_valid_return_frames=0)
+
+
+def test_a_target_cut_by_a_new_border_is_no_observation():
+    conditioning = np.zeros((20, 30), dtype=bool)
+    conditioning[5:10, 10:20] = True  # touches no border
+    frames = np.zeros((4, 20, 30), dtype=bool)
+    frames[0, 5:10, 12:22] = True  # shifted, whole
+    frames[1, 5:10, 0:6] = True  # cut by the left border
+    frames[2, 15:20, 10:20] = True  # touches the bottom border
+    frames[3, 5:9, 10:14] = True  # 16 px: below min_pixels
+    assert whole_in_view(frames, conditioning, min_pixels=20).tolist() == [True, False, False, False]
+    assert borders_touched(frames).tolist() == [[False] * 4, [False, False, True, False],
+                                                [False, True, False, False], [False] * 4]
+
+
+def test_a_border_the_conditioning_frame_cuts_stays_allowed_unless_more_is_hidden():
+    conditioning = np.zeros((20, 30), dtype=bool)
+    conditioning[10:20, 10:20] = True  # a person cut at the bottom: 100 px
+    frames = np.zeros((3, 20, 30), dtype=bool)
+    frames[0, 10:20, 3:13] = True  # the same cut, elsewhere
+    frames[1, 12:20, 10:20] = True  # 80 px: as much as MIN_AREA allows
+    frames[2, 13:20, 10:20] = True  # 70 px: hidden behind the bottom border
+    assert whole_in_view(frames, conditioning, min_pixels=20).tolist() == [True, True, False]

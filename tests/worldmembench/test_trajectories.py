@@ -64,14 +64,17 @@ def test_rotations_are_proper(traj):
 
 
 def test_default_phase_lengths():
-    # 493 frames: V 64, H 21, the 408 in between split evenly over the moves.
+    # 493 frames for two cycles: V 64, H 21, the 408 in between split evenly over 4 moves; every
+    # rotation turns at that speed (102-frame moves), so one cycle is 204 frames shorter and three
+    # are 204 longer.
     lengths = {n: [len(p) for p in tj.build(n).phases] for n in tj.TRAJECTORIES}
-    assert lengths["LR"] == [64, 204, 204, 21]
-    assert lengths["LRLRLR"] == [64] + [68] * 6 + [21]
+    assert lengths["LR"] == [64, 102, 102, 21]
+    assert lengths["LRLRLR"] == [64] + [102] * 6 + [21]
     assert lengths["LRUD"] == [64] + [102] * 4 + [21]
     assert lengths["translation"] == [64, 204, 204, 21]  # two 102-frame sides per phase
     assert lengths["LR-Hold"] == [64, 102, 102, 225]  # LRLR's turn speed, then a long hold
-    assert all(sum(v) == 493 for v in lengths.values())
+    assert {n: sum(v) for n, v in lengths.items()} == {
+        "translation": 493, "LR": 289, "LRLR": 493, "LRLRLR": 697, "LRUD": 493, "LR-Hold": 493}
 
 
 def test_remainder_goes_to_the_final_hold():
@@ -256,3 +259,47 @@ def test_trajectory_validates_its_phases():
         tj.Trajectory("LR", t.poses, t.intrinsics, broken, t.captions)
     with pytest.raises(ValueError, match="caption"):
         tj.Trajectory("LR", t.poses, t.intrinsics, t.phases, t.captions[:-1])
+
+
+def angular_speeds(t):
+    """Degrees per frame between consecutive orientations, over the moves."""
+    R = t.poses[:, :3, :3]
+    steps = np.einsum("tji,tjk->tik", R[:-1], R[1:])
+    return np.degrees(np.arccos(np.clip((np.trace(steps, axis1=1, axis2=2) - 1) / 2, -1, 1)))
+
+
+def test_more_cycles_add_frames_at_the_same_speed():
+    """Appendix C: LRLRLR is longer than LRLR (551 against 493), not faster."""
+    params = {"n_frames": 241, "hold_frames": 32, "final_hold_frames": 9}
+    two, three, one = (tj.build(name, **params) for name in ("LRLR", "LRLRLR", "LR"))
+    move = len(two.phases[1])
+    assert two.n_frames == 241 and move == 50
+    assert three.n_frames == 241 + 2 * move and one.n_frames == 241 - 2 * move
+    assert {len(p) for p in three.phases[1:-1]} == {len(p) for p in one.phases[1:-1]} == {move}
+    assert angular_speeds(three).max() == pytest.approx(angular_speeds(two).max())
+    hold = tj.build("LR-Hold", **params)
+    assert hold.n_frames == 241 and len(hold.phases[1]) == move
+
+
+def test_a_trajectory_block_sets_its_own_length():
+    """YUME's 493 / 551 frames (Appendix C) through trajectory_params per trajectory name."""
+    params = {"n_frames": 493, "LRLRLR": {"n_frames": 551}, "translation": {"side": 0.5}}
+    assert tj.build("LRLR", **params).n_frames == 493
+    three = tj.build("LRLRLR", **params)
+    assert three.n_frames == 551 and len(three.phases[1]) == (551 - 64 - 21) // 6
+    far = tj.build("translation", **params).poses[:, :3, 3]
+    assert np.abs(far).max() == pytest.approx(0.5)
+
+
+def test_case_parameters_sit_between_the_shared_and_the_trajectory_block():
+    case = {"translation": {"side": 1.2}}
+    assert tj.resolve("translation", {"side": 0.4}, case)["side"] == 1.2
+    assert tj.resolve("translation", {"translation": {"side": 0.7}}, case)["side"] == 0.7
+    assert tj.resolve("LRLR", {"side": 0.4}, case) == {"side": 0.4}
+
+
+def test_merged_model_parameters_keep_the_study_block_where_the_model_is_silent():
+    study = {"n_frames": 241, "LRLRLR": {"n_frames": 341, "hold_frames": 16}}
+    model = {"n_frames": 493, "LRLRLR": {"n_frames": 551}}
+    assert tj.merge_params(study, model) == {"n_frames": 493, "LRLRLR": {"n_frames": 551, "hold_frames": 16}}
+    assert tj.merge_params(study, {}) == study

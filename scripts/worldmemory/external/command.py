@@ -108,16 +108,16 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
     return video
 
 
-def check_video(video: Path, n_frames: int, where: str) -> tuple[int, int]:
-    """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``."""
+def check_video(video: Path, n_frames: int, where: str, fix: str) -> tuple[int, int]:
+    """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``, with
+    ``fix`` (formatted with the video's ``length``) saying how to configure the model."""
     try:
         length, height, width = video_shape(video)
     except RuntimeError as e:
         raise ValueError(f"{where}: {e}") from e
     if length != n_frames:
         raise ValueError(f"{where}: the model wrote {length} frames, the trajectory has "
-                         f"{n_frames}; give the model its native length with "
-                         f"trajectory_params: {{n_frames: {length}}} in its config entry")
+                         f"{n_frames}; {fix.format(length=length)}")
     return height, width
 
 

@@ -69,7 +69,8 @@ def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict |
             log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
             video = run_model(command, write_request(seq, seq_dir, own), own / "command.log",
                               PLACEHOLDERS, time_limit, log_copy)
-            check_video(video, seq["n_frames"], f"external model on {seq['id']}")
+            check_video(video, seq["n_frames"], f"external model on {seq['id']}",
+                        "the model must write one frame per frame of the input video (request.json)")
             entry = {"video": f"{seq['id']}/{video.name}", "truth": None}
         else:
             with np.load(seq_dir / "panorama.npz") as pano, np.load(seq_dir / "views.npz") as views:

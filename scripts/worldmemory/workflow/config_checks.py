@@ -42,7 +42,8 @@ def check_config(config: dict) -> None:
     Free-form blocks: ``worldmembench.trajectory_params`` and each WorldMemBench model's
     ``trajectory_params`` may only name keyword arguments of the builder of every trajectory the
     study rolls out (with a user case directory, whose trajectories are not in the config: of
-    some trajectory), less the camera keys the rollout sets from the case; ``persistbench.camera``
+    some trajectory), less the camera keys the rollout sets from the case, and, under a
+    trajectory's name, a mapping of that trajectory's own parameters; ``persistbench.camera``
     only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes).
@@ -142,6 +143,21 @@ def _worldmembench(study: dict):
     blocks = {"worldmembench.trajectory_params": study.get("trajectory_params", {})}
     for name, spec in study.get("models", {}).items():
         blocks[f"worldmembench.models.{name}.trajectory_params"] = spec.get("trajectory_params", {})
+    for key, block in list(blocks.items()):
+        for name in sorted(set(block) & set(keywords)):  # a trajectory's own block (trajectories.resolve)
+            own = block[name]
+            if not isinstance(own, dict):
+                yield (f"{key}.{name} = {own!r}: expected a mapping of {name}'s own trajectory parameters "
+                       f"(e.g. {{n_frames: 551}}). Fix: write it as {name}: {{param: value}}")
+                continue
+            for param in sorted(set(own) - keywords[name]):
+                if param in CAMERA_KEYS:
+                    yield (f"{key}.{name}.{param} = {own[param]!r}: set from the case camera, not here. "
+                           "Fix: remove it (the frame size is worldmembench.cases.width / height)")
+                else:
+                    yield _unknown(f"{key}.{name}", own, param, keywords[name],
+                                   f"the parameters of the {name} trajectory")
+        blocks[key] = {k: v for k, v in block.items() if k not in keywords}
     for key, block in blocks.items():
         for param in sorted(set(block) - valid):
             takers = [n for n in names if param in keywords[n]]  # embedded: some, not all, take it

@@ -23,14 +23,17 @@ import jsonschema
 import numpy as np
 import yaml
 
-from worldmemory.common.geometry import intrinsics
+from worldmemory.common.geometry import intrinsics, pose
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
-from worldmemory.worlds.raycaster import FAMILIES, Box, Event, World, generate_world, render
+from worldmemory.worlds.raycaster import FAMILIES, Box, Event, World, clearance, generate_world, render
 
 MANIFEST = "case.json"
 SCHEMA = yaml.safe_load((Path(__file__).with_name("case.schema.yaml")).read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+# The translation loop's side is sized per case (translation_side), in these steps (metres).
+SIDE_START, SIDE_STOP, SIDE_STEP = 0.25, 3.0, 0.05
+TRANSLATION_CLEARANCE = 0.3  # metres the camera keeps from every surface along the loop
 ASPECTS = ("return_progress", "persistence_reset", "final_state", "causal_physical")
 
 # Checklist predicates on the event's progress along the trajectory, two per aspect, one true and
@@ -242,11 +245,35 @@ def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
             }
             if family == "dynamic":
                 manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
+            if "translation" in names and family in ("human", "object"):
+                side = translation_side(world, K, width, height)
+                manifest["trajectory_params"] = {"translation": {"side": side}}
             manifest["world"] = world.to_dict()
             (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
             load_case(case_dir)  # what we write must pass what we read
             written.append(case_dir)
     return written
+
+
+def translation_side(world: World, K, width: int, height: int) -> float:
+    """Side (metres) of the translation loop for this world: the smallest, in SIDE_STEP steps from
+    SIDE_START, at whose far corner (the end of D1, after Forward and Right) no pixel of any target
+    is in view, while the camera keeps TRANSLATION_CLEARANCE from every surface along the whole
+    square. Section 3.3: the loop is a departure and revisit, so each target must leave the view in
+    D1 (R1 ends on the start pose, where it returns). The RPE normalises the path to unit length
+    (Eq. 2), so the side does not change Camera Following. ValueError when no side fits the room."""
+    targets = [e.instance for e in _targets(world)]
+    for side in np.round(np.arange(SIDE_START, SIDE_STOP + SIDE_STEP / 2, SIDE_STEP), 2):
+        corners = np.array([[0, 0, 0], [0, 0, side], [side, 0, side], [side, 0, 0], [0, 0, 0.0]])
+        path = np.concatenate([np.linspace(a, b, 50) for a, b in zip(corners[:-1], corners[1:])])
+        if clearance(world, path).min() < TRANSLATION_CLEARANCE:
+            break
+        instance = render(world, pose(np.eye(3), corners[2]), K, width, height)["instance"]
+        if not np.isin(instance, targets).any():
+            return float(side)
+    raise ValueError(f"no translation loop of side {SIDE_START}-{SIDE_STOP} m takes every target of "
+                     f"this {world.family} world out of view while keeping {TRANSLATION_CLEARANCE} m "
+                     "from every surface; drop 'translation' from its trajectories")
 
 
 def _targets(world: World) -> list:

@@ -10,8 +10,9 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     wrote another size), the requested camera path predicting where a target that changed
     while out of view is after a departure (perception.tracking); fields ``targets`` (ids, in
     case order) and ``masks`` (n, T, H, W);
-  * ``camera``: camera-to-world poses of every rollout from its pixels and the case camera's
-    intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+  * ``camera``: camera-to-world poses of every static-memory rollout (not the dynamic cases'
+    LR-Hold, which no camera metric reads) from its pixels and the case camera's intrinsics
+    (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
     ``second_camera`` the same from a second estimator, whose translations Eq. 2 averages with
     camera's (ViPE beside DA3);
   * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
@@ -21,7 +22,8 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     embedding (perception.faces: YuNet, ArcFace); fields ``frame``, ``box``, ``landmarks``,
     ``score``, ``embedding`` (one row per face); scoring assigns faces to targets;
   * ``imaging_quality`` and ``aesthetic_quality``: the backend's raw score of the frames
-    Section 4.2 samples (every fourth); fields ``frames`` (indices) and ``raw``;
+    Section 4.2 samples (every fourth) of every static-memory rollout; fields ``frames``
+    (indices) and ``raw``;
   * ``judge``: the event checklist of a dynamic case (Appendix D.1: the frames sampled every 8th
     with the planned phases, dynamic_memory.VlmEventJudge); fields ``started``, ``questions``
     (ids), ``answers`` (bool per id) and ``reply`` (the judge's raw text, for the record).
@@ -92,7 +94,9 @@ def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
     return {"targets": np.array([t["id"] for t in targets]), "masks": np.stack(masks).astype(bool)}
 
 
-def _camera(estimator, root: Path, entry: dict, case: dict) -> dict:
+def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
+    if case["family"] == "dynamic":
+        return None  # Camera Following and Environment Memory read the static-memory rollouts
     frames = read_video(root / entry["video"])
     K = np.asarray(json.loads((root / entry["trajectory_file"]).read_text())["intrinsics"], dtype=float)
     K = scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
@@ -112,7 +116,9 @@ def _faces(embedder, root: Path, entry: dict, case: dict) -> dict | None:
     return embedder.faces(read_video(root / entry["video"])).fields()
 
 
-def _quality(scorer, root: Path, entry: dict, case: dict) -> dict:
+def _quality(scorer, root: Path, entry: dict, case: dict) -> dict | None:
+    if case["family"] == "dynamic":
+        return None  # General Video Quality reads the static-memory rollouts (Section 4.2)
     frames = read_video(root / entry["video"])
     picked = np.array(sampled_frames(len(frames)))
     return {"frames": picked, "raw": scorer.score(frames[picked])}

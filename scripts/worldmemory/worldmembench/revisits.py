@@ -10,10 +10,13 @@ aggregate of ``tables.py``, applied to a subset of the rows, so Eq. 1 lives in o
   * R_k, the score at revisit k alone (Section 5.3, Appendix G): Eq. 1 with K = 1 on the rows of
     revisit k, i.e. per rollout the mean over targets of s_{u,k} (an invalid revisit scores 0),
     then the mean over the model's rollouts of the trajectory (``tables.aggregate_metric``).
+  * RPE_rot at revisit k: Eq. 3 over cycle k's increments (score.py's per-cycle rows), the mean
+    over the model's rollouts of the trajectory; lower is better, so its d > 0 is an improvement.
   * Tables 9 and 10 (Section 5.4, Appendix G): for LRLR and LRUD, R_1, R_2 and d = R_1 - R_2 per
-    model and Static Memory metric, and Delta_axis = d_LRUD - d_LRLR; Table 9 is the mean of
-    Table 10 over models.
-  * Figure 5 (Section 5.3): R_1, R_2, R_3 of LRLRLR per model, a panel per metric.
+    model and Static Memory metric and RPE_rot, and Delta_axis = d_LRUD - d_LRLR; Table 9 is the
+    mean of Table 10 over models.
+  * Figure 5 (Section 5.3): R_1, R_2, R_3 of LRLRLR per model, eight panels (the seven Static
+    Memory metrics and RPE_rot, four per row).
 NaN is never read as 0: a metric without rows, or a revisit with a valid but uncomputed value,
 gives NaN, and a model mean over a NaN (Table 9) is NaN. CSVs are rounded to ``DECIMALS`` and
 written by ``write_csv`` (byte-stable), the figure without dated metadata (as report/figures.py).
@@ -34,6 +37,7 @@ from worldmemory.report.tables import DECIMALS, write_csv
 from worldmemory.worldmembench.tables import SHORT, STATIC, aggregate_metric, read_scores, table2
 
 STATIC_METRICS = STATIC  # the seven Static Memory metrics of Table 2, as score.py names them
+REVISIT_METRICS = (*STATIC, "rpe_rot")  # what Tables 9-10 and Figure 5 read per revisit (Section 5.3)
 ROTATIONS = ("LRLR", "LRLRLR", "LRUD")  # Appendix G: "the three formal Rotation trajectories"
 TABLE8_COLUMNS = ["model", "trajectory", "imaging_quality", "aesthetic_quality", *STATIC_METRICS,
                   "rpe_rot"]
@@ -42,10 +46,7 @@ TABLE10_COLUMNS = ["model", "metric", "R1_LRLR", "R2_LRLR", "d_LRLR", "R1_LRUD",
                    "d_LRUD", "delta_axis"]
 REVISIT_COLUMNS = ["model", "metric", "revisit", "score"]
 FIGURE5_TRAJECTORY = "LRLRLR"
-# Figure 5 of the paper has eight panels (the seven Static Memory metrics and RPE_rot, four per
-# row); score rows carry RPE_rot per rollout only, so it cannot be split by revisit. The default
-# is four Static Memory metrics that our oracle scoring computes (Human Identity needs ArcFace).
-FIGURE5_METRICS = ("human_appearance", "object_appearance", "object_geometry", "env_visible")
+FIGURE5_METRICS = REVISIT_METRICS  # the paper's eight panels, four per row
 
 
 def table8(scores: pd.DataFrame) -> pd.DataFrame:
@@ -62,17 +63,18 @@ def table8(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def revisit_scores(scores: pd.DataFrame, trajectory: str) -> pd.DataFrame:
-    """R_k per (model, metric, k) for the Static Memory metrics on ``trajectory``.
+    """R_k per (model, metric, k) for the Static Memory metrics and RPE_rot on ``trajectory``.
 
     R_k is Eq. 1 with K = 1 on the rows of revisit k: per rollout the mean over targets of
     s_{u,k} (invalid -> 0), then the mean over rollouts (``tables.aggregate_metric``, the same
-    aggregation as Table 2). Only (model, metric, k) with rows appear; columns
-    REVISIT_COLUMNS, unrounded (Tables 9-10 round after differencing).
+    aggregation as Table 2; for RPE_rot the mean of cycle k's values). Only (model, metric, k)
+    with rows appear; columns REVISIT_COLUMNS, unrounded (Tables 9-10 round after differencing).
     """
-    own = scores[(scores["trajectory"] == trajectory) & scores["metric"].isin(STATIC_METRICS)]
+    own = scores[(scores["trajectory"] == trajectory) & scores["metric"].isin(REVISIT_METRICS)
+                 & (scores["revisit"] > 0)]
     out = []
     for model, rows in own.groupby("model", sort=False):
-        for metric in STATIC_METRICS:
+        for metric in REVISIT_METRICS:
             of_metric = rows[rows["metric"] == metric]
             for k in sorted(of_metric["revisit"].unique()):
                 at_k = of_metric[of_metric["revisit"] == k].assign(revisit=1)
@@ -97,7 +99,7 @@ def table9_10(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     by_trajectory = {t: revisit_scores(scores, t) for t in CROSS_AXIS}
     rows = []
     for model in dict.fromkeys(scores["model"]):
-        for metric in STATIC_METRICS:
+        for metric in REVISIT_METRICS:
             row = {"model": model, "metric": metric}
             for t, table in by_trajectory.items():
                 r1, r2 = _score(table, model, metric, 1), _score(table, model, metric, 2)
@@ -109,7 +111,7 @@ def table9_10(scores: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _model_mean(table10: pd.DataFrame) -> pd.DataFrame:
-    """Table 9: per metric (in STATIC_METRICS order) the mean of Table 10 over models."""
+    """Table 9: per metric (in REVISIT_METRICS order) the mean of Table 10 over models."""
     by_metric = table10.groupby("metric", sort=False)[TABLE10_COLUMNS[2:]]
     means = by_metric.agg(lambda column: column.mean(skipna=False))  # NaN is never skipped
     return means.reset_index().assign(model="mean")[TABLE10_COLUMNS]
@@ -127,17 +129,25 @@ def figure5(scores: pd.DataFrame, out_png, out_pdf,
     table = revisit_scores(scores, FIGURE5_TRAJECTORY)
     models = list(dict.fromkeys(scores["model"]))
     colours = dict(zip(models, sns.color_palette("colorblind", len(models))))
-    fig = Figure(figsize=(3.2 * len(metrics), 3.4), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(metrics), sharex=True))
+    columns = min(4, len(metrics))
+    n_rows = -(-len(metrics) // columns)
+    fig = Figure(figsize=(3.2 * columns, 3.2 * n_rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(n_rows, columns, sharex=True)).ravel()
     for ax, metric in zip(axes, metrics):
         for model in models:
-            rows = table[(table["model"] == model) & (table["metric"] == metric)]
+            rows = table[(table["model"] == model) & (table["metric"] == metric)].dropna(subset=["score"])
             if not rows.empty:
                 ax.plot(rows["revisit"], rows["score"], marker="o", color=colours[model],
                         label=model)
-        ax.set(title=f"{SHORT[metric]} \u2191", xlabel="revisit", xticks=[1, 2, 3],
+        if not ax.get_lines():
+            ax.text(0.5, 0.5, "no values", ha="center", va="center", transform=ax.transAxes, color="grey")
+        arrow = "\u2193" if metric == "rpe_rot" else "\u2191"
+        ax.set(title=f"{SHORT[metric]} {arrow}", xlabel="revisit", xticks=[1, 2, 3],
                xticklabels=["R$_1$", "R$_2$", "R$_3$"], xlim=(0.8, 3.2))
-    axes[0].set_ylabel("score")
+    for ax in axes[len(metrics):]:
+        ax.set_visible(False)
+    for ax in axes[::columns]:
+        ax.set_ylabel("score")
     lines = {line.get_label(): line for ax in axes for line in ax.get_lines()}
     if lines:
         fig.legend(list(lines.values()), list(lines), loc="outside right center", fontsize="small")

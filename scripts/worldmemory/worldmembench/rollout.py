@@ -59,8 +59,9 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
     kind "external": the shell ``command`` template (external.py's contract), its commands
     together limited to ``timeout_minutes`` (None: no limit), each one's log copied to
     ``log_dir``/{case}/{trajectory}.log if ``log_dir`` is given.
-    Trajectories are ``trajectories.build(name, **trajectory_params)`` with the case camera's
-    horizontal FoV and the frame size ``width`` x ``height`` (default: the case camera's).
+    Trajectories are ``trajectories.build(name, case's trajectory_params, **trajectory_params)``
+    with the case camera's horizontal FoV and the frame size ``width`` x ``height`` (default: the
+    case camera's).
     Prints one progress line per rollout and returns the manifest.
     """
     if kind not in KINDS:
@@ -74,7 +75,8 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
         reference = reference or model
         params = resolve_params(reference, params)
     time_limit = TimeLimit(timeout_minutes)
-    clash = [k for k in CAMERA_KEYS if k in trajectory_params]
+    blocks = [trajectory_params, *(v for k, v in trajectory_params.items() if k in tj.TRAJECTORIES)]
+    clash = sorted({k for block in blocks for k in CAMERA_KEYS if k in block})
     if clash:
         raise ValueError(f"trajectory parameters {', '.join(clash)} are set from the case camera "
                          f"and --width/--height; remove them")
@@ -86,7 +88,8 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
         fov = np.degrees(horizontal_fov(np.asarray(camera["intrinsics"]), camera["width"]))
         for name in case["trajectories"]:
             start = time.perf_counter()
-            trajectory = tj.build(name, **trajectory_params, width=w, height=h, fov_deg=fov)
+            trajectory = tj.build(name, case.get("trajectory_params"), **trajectory_params, width=w, height=h,
+                                  fov_deg=fov)
             rel = f"{case['id']}/{name}"
             (out_dir / rel).mkdir(parents=True, exist_ok=True)
             if kind == "external":
@@ -127,7 +130,9 @@ def _external_rollout(command: str, case: dict, trajectory, width: int, height: 
     request = write_request(case, trajectory, width, height, out_dir / rel)
     video = run_model(command, request, out_dir / rel / "command.log", PLACEHOLDERS, time_limit,
                       log_copy)
-    h, w = check_video(video, trajectory.n_frames, f"external model on {rel}")
+    h, w = check_video(video, trajectory.n_frames, f"external model on {rel}",
+                       f"give the model its native length of this trajectory with trajectory_params: "
+                       f"{{{{{trajectory.name}: {{{{n_frames: {{length}}}}}}}}}} in its config entry")
     return ({"video": f"{rel}/{video.name}", "truth": None, "instances": {}},
             f"{trajectory.n_frames} frames {w}x{h} (external)")
 

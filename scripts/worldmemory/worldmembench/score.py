@@ -28,8 +28,10 @@ Identity without a face backend, Video Quality without a predictor) and keeps ev
 it NaN.
 
 Choices the paper leaves open (documented where they are made):
-  * a target is validly observed in a frame when its instance mask covers >= ``min_pixels`` pixels;
-    V and R_k of Eq. 4-5 are the frames of phase V / R_k where it is; for Human Identity, the
+  * a target is validly observed in a frame when its instance mask covers >= ``min_pixels`` pixels
+    and touches no image border its conditioning mask does not touch (static_memory.whole_in_view:
+    a target cut by the image edge is only partly seen); V and R_k of Eq. 4-5 are the frames of
+    phase V / R_k where it is; for Human Identity, the
     frames of those where a detected face's nose tip lies inside the person's mask (the face of
     the highest detection score if several do);
   * Environment Memory is scored on rotational returns only (Section 4.4: "within each prescribed
@@ -37,7 +39,9 @@ Choices the paper leaves open (documented where they are made):
     x 7 returns of LRLR, LRLRLR and LRUD), so translation rollouts carry no environment rows;
   * the Reconstruction Score's spherical grid is 72 x 36 bins (5 degrees); the paper gives none;
   * RPE_trans is scored on the translation trajectory, RPE_rot on every rotation trajectory
-    (LR-Hold included), each with one pose estimator (the truth poses, or the configured one).
+    (per rollout, revisit 0, and per cycle k), each with one pose estimator (the truth poses, or
+    the configured one); Camera Following and General Video Quality read the static-memory
+    rollouts only (the paper's 85 trajectory cases), not the dynamic cases' LR-Hold.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ import json
 import math
 from pathlib import Path
 
+import imageio.v3 as iio
 import numpy as np
 import pandas as pd
 
@@ -152,18 +157,19 @@ def score_rollout(root: Path, entry: dict, case: dict, family: str, backend, min
         raise ValueError(f"rollout {name}: its trajectory file holds {traj.name!r}")
     # Pixels are decoded only for the families that read them (appearance features, the judge).
     frames = read_video(root / entry["video"]) if family in ("static", "dynamic") else None
-    if family == "quality":
-        return _quality(perception)
-    if family == "camera":
-        return _camera_rows(traj, perception)
+    case_family = case["family"]
+    if family in ("quality", "camera"):  # over the static-memory rollouts (the paper's 85 cases)
+        if case_family == "dynamic":
+            return []
+        return _quality(perception) if family == "quality" else _camera_rows(traj, perception)
     by_kind = {kind: [t["id"] for t in case["targets"] if t["kind"] == kind]
                for kind in ("person", "object", "environment")}
-    case_family = case["family"]
     if family == "dynamic":
         return _dynamic_rows(frames, perception, traj, case) if case_family == "dynamic" else []
     if case_family in ("human", "object"):
         targets = by_kind["person" if case_family == "human" else "object"]
-        return _entity_rows(case_family, frames, perception, traj, targets, backend, min_pixels)
+        conditioning = {t["id"]: iio.imread(t["mask"]) > 0 for t in case["targets"]}
+        return _entity_rows(case_family, frames, perception, traj, targets, conditioning, backend, min_pixels)
     if case_family == "environment" and traj.name != "translation":
         return _environment_rows(frames, perception, traj, by_kind["environment"], backend, grid)
     return []
@@ -201,13 +207,14 @@ def _quality(perception) -> list[dict]:
 
 
 def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: list[str],
-                 backend, min_pixels: int) -> list[dict]:
+                 conditioning: dict, backend, min_pixels: int) -> list[dict]:
     """Human (identity, appearance; Eq. 4) or Object (appearance, Eq. 4; geometry, Eq. 5) rows,
     one per target and prescribed revisit, and the departure/return evidence of Appendix G.1.
 
-    V and R_k hold the frames of their phase where the target's mask covers >= min_pixels pixels.
-    A revisit with an empty R_k, or a target with an empty V, has no valid observation: NaN,
-    valid False, which Eq. 1 later scores 0.
+    V and R_k hold the frames of their phase where the target is whole in view as in its
+    ``conditioning`` mask (static_memory.whole_in_view). A revisit with an empty R_k, or a target
+    with an empty V, has no valid observation: NaN, valid False, which Eq. 1 later scores 0. A
+    target departed in D_k when it covers < min_pixels pixels in some frame of D_k.
     """
     appearance = "human_appearance" if family == "human" else "object_appearance"
     metrics = ({"human": ["human_identity"], "object": ["object_geometry"]}[family]
@@ -228,8 +235,8 @@ def _entity_rows(family: str, frames, perception, traj: Trajectory, targets: lis
     observed, seen_in = {}, {}
     for target, mask in target_masks.items():
         seen_in[target] = mask.sum(axis=(1, 2)) >= min_pixels
-        observed[target] = [[f for f in range(w.start, w.end) if seen_in[target][f]]
-                            for w in windows]
+        whole = static_memory.whole_in_view(mask, conditioning[target], min_pixels)
+        observed[target] = [[f for f in range(w.start, w.end) if whole[f]] for w in windows]
     needed = sorted({f for sets in observed.values() for s in sets for f in s})
     patches, patch_grid = patch_features_of(backend, frames, needed, BATCH)
 
@@ -281,9 +288,10 @@ def _identity_row(target: str, k: int, reference: list[int], revisit: list[int],
 def _missing(reference: list[int], revisit: list[int], min_pixels: int, k: int) -> str:
     """Why revisit k has no valid observation ('' when it has one)."""
     if not reference:
-        return f"target covers < {min_pixels} pixels in every frame of V: no reference"
+        return (f"target covers < {min_pixels} pixels or is cut by the image border in every frame "
+                "of V: no reference")
     if not revisit:
-        return f"target covers < {min_pixels} pixels in every frame of R{k}"
+        return f"target covers < {min_pixels} pixels or is cut by the image border in every frame of R{k}"
     return ""
 
 
@@ -362,18 +370,22 @@ def _dynamic_rows(frames, perception, traj: Trajectory, case: dict) -> list[dict
 
 
 def _camera_rows(traj: Trajectory, perception) -> list[dict]:
-    """Camera Following (Section 4.3) with the perceived poses as the single estimator."""
+    """Camera Following (Section 4.3) with the perceived poses as the single estimator: the
+    rollout's row (revisit 0, Table 2) and, for a rotation, RPE_rot of each cycle k (Eq. 3 over
+    the increments into the frames of D_k and R_k; Section 5.3's 0.430 -> 0.502 -> 0.530)."""
     metric = "rpe_trans" if traj.name == "translation" else "rpe_rot"
+    cycles = [] if metric == "rpe_trans" else [(k, d.start - 1, r.end) for k, (d, r) in enumerate(traj.revisits(), 1)]
     try:
         estimated, _ = perception.camera(translation=metric == "rpe_trans")
     except Unavailable as e:
-        return [_row(metric, "", 0, None, str(e), valid=True)]
+        return [_row(metric, "", k, None, str(e), valid=True) for k in [0, *(c[0] for c in cycles)]]
     if metric == "rpe_trans":  # Eq. 2: the mean over the pose estimators (DA3 and ViPE in the paper)
-        value = camera.rpe_trans(traj.poses, {"estimated": estimated, **perception.second_camera()})
+        values = [(0, camera.rpe_trans(traj.poses, {"estimated": estimated, **perception.second_camera()}))]
     else:
-        value = camera.rpe_rot(traj.poses, estimated)
-    reason = "target path has zero length: RPE undefined" if math.isnan(value) else ""
-    return [_row(metric, "", 0, value, reason, valid=True)]
+        values = [(0, camera.rpe_rot(traj.poses, estimated))]
+        values += [(k, camera.rpe_rot(traj.poses[a:b], estimated[a:b])) for k, a, b in cycles]
+    return [_row(metric, "", k, value, "target path has zero length: RPE undefined" if math.isnan(value) else "",
+                 valid=True) for k, value in values]
 
 
 def write_scores(scores: pd.DataFrame, path) -> None:

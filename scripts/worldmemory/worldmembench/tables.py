@@ -111,6 +111,7 @@ def _checked(scores: pd.DataFrame) -> pd.DataFrame:
 def table2(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per model (in order of first appearance), columns TABLE2_COLUMNS."""
     scores = _checked(scores)
+    scores = scores[~scores["metric"].isin(CAMERA) | (scores["revisit"] == 0)]  # per-cycle RPE: Table 8-10
     rows = []
     for model, own in scores.groupby("model", sort=False):
         by_metric = dict(tuple(own.groupby("metric")))
@@ -143,6 +144,7 @@ def table5(scores: pd.DataFrame) -> pd.DataFrame:
     rollouts, via dynamic_memory.decomposition over its videos; NaN for a model whose videos no
     judge answered (an external model before the VLM judge lands)."""
     scores = _checked(scores)
+    scores = scores[~scores["metric"].isin(CAMERA) | (scores["revisit"] == 0)]  # per-cycle RPE: Table 8-10
     rows = []
     for model, own in scores.groupby("model", sort=False):
         dynamic = own[own["metric"].isin(["dyn_started", "dyn_overall"])]

@@ -22,7 +22,8 @@ events can visibly start during the initial hold, Section 4.5), then equal-lengt
 (``move_frames`` each; by default the frames left after both holds, divided evenly), then H, which
 gets ``final_hold_frames`` (default 21, the static return poses Evoke appends to cover the final
 return view, Appendix C) plus the division remainder. Departure and revisit of the same k thus
-have equal length.
+have equal length. ``build`` keeps the speed across cycle counts (``resolve``): LRLRLR's moves are
+as long as LRLR's, so it has two moves more frames (as 551 against 493 in Appendix C).
 
 Each move eases with a half cosine, so the camera is at rest at every turn point, square corner
 and return: motion reverses or changes direction without a velocity jump.
@@ -43,6 +44,7 @@ from worldmemory.common.geometry import intrinsics, pose, rot_x, rot_y
 CAPTIONS = ("Left", "Right", "Up", "Down", "Forward", "Backward", "Hold")
 ROTATION_PATTERNS = ("LR", "LRLR", "LRLRLR", "LRUD", "LR-Hold")
 TRAJECTORIES = ("translation",) + ROTATION_PATTERNS
+_AXES = {"LR": "L", "LRLR": "LL", "LRLRLR": "LLL", "LRUD": "LU", "LR-Hold": "L"}  # one axis per cycle
 
 DEFAULT_N_FRAMES = 493
 DEFAULT_HOLD_FRAMES = 64
@@ -198,7 +200,7 @@ def rotation(
     if pattern not in ROTATION_PATTERNS:
         raise ValueError(
             f"unknown rotation pattern {pattern!r}; valid: {', '.join(ROTATION_PATTERNS)}")
-    axes = {"LR": "L", "LRLR": "LL", "LRLRLR": "LLL", "LRUD": "LU", "LR-Hold": "L"}[pattern]
+    axes = _AXES[pattern]
     pitch_deg = amplitude_deg if pitch_amplitude_deg is None else pitch_amplitude_deg
     if not 0 < amplitude_deg <= 180:
         raise ValueError("amplitude_deg must be in (0, 180]")
@@ -211,19 +213,61 @@ def rotation(
     segments = []
     for k, axis in enumerate(axes, start=1):
         segments += [(f"D{k}", [away[axis]]), (f"R{k}", [back[axis]])]
-    if pattern == "LR-Hold" and move_frames is None:
+    if pattern == "LR-Hold" and move_frames is None:  # LRLR's speed, whatever n_frames holds
         move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves=4)
     return _assemble(pattern, segments, n_frames, hold_frames, final_hold_frames, move_frames,
                      fps, width, height, fov_deg)
 
 
-def build(name: str, **params) -> Trajectory:
-    """Trajectory by benchmark name: 'translation' or a rotation pattern (TRAJECTORIES)."""
-    if name == "translation":
-        return translation(**params)
-    if name in ROTATION_PATTERNS:
-        return rotation(name, **params)
-    raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
+def build(name: str, case_params: dict | None = None, **params) -> Trajectory:
+    """Trajectory by benchmark name: 'translation' or a rotation pattern (TRAJECTORIES), built
+    with ``resolve(name, params, case_params)``: shared keyword arguments, the case's and the
+    trajectory's own, and the same speed for every rotation cycle count."""
+    if name not in TRAJECTORIES:
+        raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
+    kwargs = resolve(name, params, case_params)
+    return translation(**kwargs) if name == "translation" else rotation(name, **kwargs)
+
+
+def merge_params(base: dict, override: dict) -> dict:
+    """Config-style trajectory parameters ``override`` (a model's) over ``base`` (the study's): a
+    trajectory's own block merges key by key, so the study's block applies to the model wherever
+    the model's own block does not set the key."""
+    merged = {**base, **override}
+    for name in set(base) & set(override) & set(TRAJECTORIES):
+        merged[name] = {**base[name], **override[name]}
+    return merged
+
+
+def resolve(name: str, params: dict, case_params: dict | None = None) -> dict:
+    """The builder keyword arguments of trajectory ``name`` from config-style ``params``.
+
+    ``params`` holds keyword arguments for every trajectory and, under a trajectory's name, that
+    trajectory's own (``{n_frames: 493, LRLRLR: {n_frames: 551}}``: YUME's lengths, Appendix C).
+    ``case_params`` is a case's own ``trajectory_params`` (case.json; e.g. the translation side
+    sized from its scene): it overrides the shared keys, the config's block of the trajectory
+    overrides it.
+
+    Same speed, more frames (Appendix C: repeated cycles add frames): ``n_frames`` is the length
+    of the two-cycle trajectories (LRLR, LRUD, translation). A rotation with another number of
+    cycles (LR, LRLRLR) moves at LRLR's speed, its moves as long as LRLR's, so LRLRLR is two moves
+    longer; LR-Hold keeps ``n_frames`` with LRLR's moves and a longer final hold. Its own
+    ``n_frames`` or ``move_frames`` in a block turns this off (then the moves share what the holds
+    leave of its n_frames, as for LRLR).
+    """
+    shared = {k: v for k, v in params.items() if k not in TRAJECTORIES}
+    own = {**(case_params or {}).get(name, {}), **params.get(name, {})}
+    kwargs = {**shared, **own}
+    if name in ROTATION_PATTERNS and name not in ("LRLR", "LRUD") and "move_frames" not in kwargs \
+            and "n_frames" not in own:
+        n = kwargs.get("n_frames", DEFAULT_N_FRAMES)
+        hold = kwargs.get("hold_frames", DEFAULT_HOLD_FRAMES)
+        final = kwargs.get("final_hold_frames", DEFAULT_FINAL_HOLD_FRAMES)
+        move = _even_move_frames(n, hold, final, n_moves=4)
+        kwargs["move_frames"] = move
+        if name != "LR-Hold":
+            kwargs["n_frames"] = n + (2 * len(_AXES[name]) - 4) * move
+    return kwargs
 
 
 # A move eases the camera state from where the previous move left it to `target` and captions

@@ -296,6 +296,24 @@ def _cast(world: World, origin, dirs, frame: int) -> dict:
     return {"rgb": np.ascontiguousarray(rgb.T), "depth": depth, "instance": instance}
 
 
+def clearance(world: World, points, frame: int = 0) -> np.ndarray:
+    """Distance (N,) from each of ``points`` (N, 3) inside the room to the nearest surface at
+    ``frame``: the walls, every box, and every sphere's bounding sphere (its radius times its
+    largest stretch, so never more than the true distance). 0 inside a shape or outside the room."""
+    points = np.atleast_2d(np.asarray(points, dtype=float))
+    lo, hi = np.asarray(world.room.lo), np.asarray(world.room.hi)
+    nearest = np.clip(np.minimum(points - lo, hi - points).min(axis=1), 0.0, None)
+    for shape, _ in _primitives(world, frame):
+        if isinstance(shape, Box):
+            outside = np.maximum(np.maximum(np.asarray(shape.lo) - points, points - np.asarray(shape.hi)), 0.0)
+            gap = np.linalg.norm(outside, axis=1)
+        else:
+            bound = shape.radius * max(shape.stretch)
+            gap = np.clip(np.linalg.norm(points - np.asarray(shape.center), axis=1) - bound, 0.0, None)
+        nearest = np.minimum(nearest, gap)
+    return nearest
+
+
 def _primitives(world: World, frame: int) -> list[tuple[Box | Sphere, int]]:
     prims = [(box, 0) for box in world.room.fixtures]
     for p in world.people:

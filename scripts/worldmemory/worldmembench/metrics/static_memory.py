@@ -17,6 +17,7 @@ from scipy import stats
 from worldmemory.worldmembench.metrics.aggregate import revisit_mean
 
 Field = tuple[np.ndarray, np.ndarray]  # (occupied (n_el, n_az) bool, log_range (n_el, n_az))
+MIN_AREA = 0.8  # whole_in_view: share of a border-cut conditioning mask a frame must still cover
 
 
 def _unit_rows(features) -> np.ndarray:
@@ -77,6 +78,37 @@ def normalise_silhouette(mask, canvas: int = 64) -> np.ndarray:
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.logical_and(a, b).sum() / np.logical_or(a, b).sum())
+
+
+def borders_touched(masks) -> np.ndarray:
+    """Which image borders each mask touches: (T, 4) bool for top, bottom, left, right of (T, H, W)
+    masks (or (4,) for one (H, W) mask)."""
+    masks = np.asarray(masks, dtype=bool)
+    return np.stack([masks[..., 0, :].any(-1), masks[..., -1, :].any(-1),
+                     masks[..., :, 0].any(-1), masks[..., :, -1].any(-1)], axis=-1)
+
+
+def whole_in_view(masks, conditioning_mask, min_pixels: int, min_area: float = MIN_AREA) -> np.ndarray:
+    """Which frames observe the target as whole as the conditioning frame does (T,) bool: its mask
+    covers at least ``min_pixels`` pixels, touches no image border that its conditioning mask does
+    not, and, where the conditioning mask touches a border, covers at least ``min_area`` of the
+    conditioning mask's pixels.
+
+    Our validity rule for the V and R_k of Eqs. 4-5 (the paper gives none): a target cut by the
+    image edge is only partly seen, so its pooled appearance and its silhouette differ from the
+    reference even for a model with perfect memory (they read 0.95 and 0.83 when such frames
+    counted). A border the target already touches in the conditioning frame (a person cut at the
+    bottom of the view) stays allowed, but a view that hides more of it behind that border (the
+    camera pitched up) is cut too: the area bound, which a resampled person's 7% height spread
+    leaves unaffected.
+    """
+    masks = np.asarray(masks, dtype=bool)
+    allowed = borders_touched(conditioning_mask)
+    area = masks.sum(axis=(-2, -1))
+    whole = (area >= min_pixels) & ~(borders_touched(masks) & ~allowed).any(axis=-1)
+    if allowed.any():
+        whole &= area >= min_area * np.count_nonzero(conditioning_mask)
+    return whole
 
 
 def revisit_geometry(reference_masks, revisit_masks, canvas: int = 64) -> float | None:
