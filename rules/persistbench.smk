@@ -34,12 +34,14 @@ rule persistbench_sequences:
         n_frames=PB["sequences"]["n_frames"],
         pano_width=PB["sequences"]["pano_width"],
         invisible=PB["sequences"]["invisible"],
+        # the relative schedule ({shape, bounds}), which replaces `invisible` when set; null if not
+        schedule=json.dumps(PB["sequences"].get("schedule"), sort_keys=True),
         camera=json.dumps(PB["camera"], sort_keys=True),
     shell:
         "python -m worldmemory.persistbench.prepare --out {output:q} --source {params.source:q}"
         " --per-kind {params.per_kind:q}"
         " --n-frames {params.n_frames:q} --pano-width {params.pano_width:q} --invisible {params.invisible:q}"
-        " --camera {params.camera:q} 2>&1 | tee {log:q}"
+        " --schedule {params.schedule:q} --camera {params.camera:q} 2>&1 | tee {log:q}"
 
 
 rule persistbench_rollout:

@@ -388,3 +388,26 @@ def test_schedule_validation_and_masks():
         Schedule(10, 3, 11)
     with pytest.raises(ValueError):
         plan_pair(TargetTrack.static(0, 0, 5, 12), Schedule(10, 3, 6), PARAMS)
+
+
+@pytest.mark.parametrize("windows", [((0, 14), (30, T)), ((20, T),)],
+                         ids=["invisible-visible-invisible", "visible-invisible"])
+def test_other_schedule_shapes_are_planned_and_checked_independently(windows):
+    """A schedule that starts out of view (the input camera turned away from frame 0, the
+    reference on the target) or ends out of view: met, by an independent projection of the
+    target's cap, with both transitions of a visible segment between two windows."""
+    schedule = Schedule.from_windows(T, windows)
+    pair = plan_pair(TargetTrack.static(0.0, 0.0, RADIUS, T), schedule, PARAMS)
+    assert pair.ok, pair.report["reasons"]
+    near = schedule.transition(PARAMS.transition_frames)
+    for t in range(T):
+        seen = _seen(_cap_points(0.0, 0.0, RADIUS), pair.input_yaw[t], pair.input_pitch[t])
+        if schedule.invisible[t]:
+            assert not seen.any(), f"the target is seen in the invisible frame {t}"
+        else:
+            assert seen[0] if near[t] else seen.all(), f"the target is missed on frame {t}"
+        assert _seen(_cap_points(0.0, 0.0, RADIUS), pair.reference_yaw[t],
+                     pair.reference_pitch[t]).all()
+    assert pair.report["input"]["transition_frames"] == [int(t) for t in np.flatnonzero(near)]
+    if windows[0][0] == 0:
+        assert pair.report["start_view_gap_deg"] > 2 * RADIUS  # off the target from frame 0

@@ -2,7 +2,8 @@
 
 PersistBench turns one equirectangular video into a (input, reference) pair of perspective
 videos. The *input* camera sees the target, loses it for a prescribed invisible window and (if
-the window ends before the clip) finds it again; the *reference* camera, the omniscient ground
+the window ends before the clip) finds it again, or follows another ``Schedule`` shape (e.g.
+invisible-visible-invisible: it starts turned away); the *reference* camera, the omniscient ground
 truth the 4D model's probe render is scored against, keeps the target in view throughout. Both
 cameras only rotate at the panorama's centre, so a path is yaw and pitch per frame
 (theta_t, phi_t), rendered with ``equirect.perspective``.
@@ -106,6 +107,9 @@ from worldmemory.persistbench.equirect import (
 __all__ = [
     "TargetTrack",
     "Schedule",
+    "ScheduleSpec",
+    "ScheduleError",
+    "SHAPES",
     "PathParams",
     "CameraPair",
     "plan_pair",
@@ -228,13 +232,18 @@ class TargetTrack:
 class Schedule:
     """When the input camera must see the target (PersistBench, Method 1).
 
-    Frames [0, invisible_start) and [invisible_end, n_frames) must hold the target in view
-    (fully, except on the ``PathParams.transition_frames`` frames next to the window, which need
-    its centre in view), frames [invisible_start, invisible_end) fully out of view. An empty
-    window (invisible_start == invisible_end) means always fully in view: the reference camera's
-    schedule (``for_reference``). inside_margin_deg is the clearance inside the image border the
-    reference camera's optimiser aims for: slack for the tracker's radius error and for rounding
-    in the crop (1 degree is about one crop pixel at 96 px and 90 degrees FoV).
+    Frames outside the invisible windows must hold the target in view (fully, except on the
+    ``PathParams.transition_frames`` frames next to a window, which need its centre in view),
+    frames inside a window fully out of view. ``Schedule(T, s, e)`` has the one window
+    [s, e): visible, invisible, and visible again if the window ends before the clip.
+    ``windows`` lists several, e.g. ((0, a), (b, T)) for "invisible-visible-invisible"
+    (``from_windows``; ``ScheduleSpec`` builds a schedule from a shape and the fractions of a
+    video's length where its segments meet); invisible_start and invisible_end are then the
+    first invisible frame and one past the last. No window (invisible_start ==
+    invisible_end) means always fully in view: the reference camera's schedule
+    (``for_reference``). inside_margin_deg is the clearance inside the image border the
+    reference camera's optimiser aims for: slack for the tracker's radius error and for
+    rounding in the crop (1 degree is about one crop pixel at 96 px and 90 degrees FoV).
     ``check_schedule`` demands zero margin.
     """
 
@@ -242,6 +251,7 @@ class Schedule:
     invisible_start: int
     invisible_end: int
     inside_margin_deg: float = 1.0
+    windows: tuple[tuple[int, int], ...] | None = None  # None: the one window [start, end)
 
     def __post_init__(self):
         if self.n_frames < 1:
@@ -251,12 +261,38 @@ class Schedule:
                              f"{self.invisible_start}, {self.invisible_end}, {self.n_frames}")
         if self.inside_margin_deg < 0:
             raise ValueError("inside_margin_deg must be non-negative")
+        if self.windows is None:
+            windows = (((self.invisible_start, self.invisible_end),)
+                       if self.invisible_start < self.invisible_end else ())
+        else:
+            windows = tuple((int(a), int(b)) for a, b in self.windows)
+            ends = [t for w in windows for t in w]
+            if (any(a >= b for a, b in windows) or ends != sorted(ends)
+                    or any(b == a for (_, b), (a, _) in zip(windows, windows[1:]))):
+                raise ValueError(f"windows {list(windows)}: expected non-empty [start, end) "
+                                 "windows in order, a visible frame between two")
+            span = (ends[0], ends[-1]) if windows else (self.invisible_start,) * 2
+            if span != (self.invisible_start, self.invisible_end) and windows:
+                raise ValueError(f"windows {list(windows)} do not span [invisible_start, "
+                                 f"invisible_end) = [{self.invisible_start}, "
+                                 f"{self.invisible_end})")
+            if not windows and self.invisible_start != self.invisible_end:
+                raise ValueError("no window given but invisible_start < invisible_end")
+        object.__setattr__(self, "windows", windows)
+
+    @classmethod
+    def from_windows(cls, n_frames: int, windows, inside_margin_deg: float = 1.0) -> Schedule:
+        """A schedule with the invisible windows [start, end) (in order, disjoint)."""
+        windows = tuple((int(a), int(b)) for a, b in windows)
+        start, end = (windows[0][0], windows[-1][1]) if windows else (n_frames, n_frames)
+        return cls(n_frames, start, end, inside_margin_deg, windows)
 
     @property
     def invisible(self) -> np.ndarray:
         """(T,) bool: frames where the target must be fully out of view."""
         mask = np.zeros(self.n_frames, dtype=bool)
-        mask[self.invisible_start:self.invisible_end] = True
+        for start, end in self.windows:
+            mask[start:end] = True
         return mask
 
     @property
@@ -264,17 +300,149 @@ class Schedule:
         """(T,) bool: frames where the target must be in view."""
         return ~self.invisible
 
+    @property
+    def shape(self) -> str:
+        """The segments in order, e.g. "visible-invisible-visible" ("visible": no window)."""
+        v = self.visible
+        runs = [bool(v[0])] + [bool(b) for a, b in zip(v[:-1], v[1:]) if a != b]
+        return "-".join("visible" if r else "invisible" for r in runs)
+
+    def describe(self) -> str:
+        """The windows as text: "window [16, 32)", "windows [0, 16), [32, 48)"."""
+        text = ", ".join(f"[{a}, {b})" for a, b in self.windows) or "none"
+        return f"window{'s' if len(self.windows) > 1 else ''} {text}"
+
     def transition(self, n: int) -> np.ndarray:
-        """(T,) bool: the up to n visible frames on each side of a non-empty window."""
+        """(T,) bool: the up to n visible frames on each side of each window."""
         mask = np.zeros(self.n_frames, dtype=bool)
-        if self.invisible_start < self.invisible_end:
-            mask[max(self.invisible_start - n, 0):self.invisible_start] = True
-            mask[self.invisible_end:self.invisible_end + n] = True
-        return mask
+        for start, end in self.windows:
+            mask[max(start - n, 0):start] = True
+            mask[end:end + n] = True
+        return mask & self.visible
 
     def for_reference(self) -> Schedule:
         """The reference camera's schedule: the target in view on every frame."""
         return Schedule(self.n_frames, self.n_frames, self.n_frames, self.inside_margin_deg)
+
+    def to_json(self) -> dict:
+        """n_frames, invisible_start, invisible_end, inside_margin_deg and, with more than one
+        window, ``windows`` (what sequence.json records)."""
+        out = {"n_frames": self.n_frames, "invisible_start": self.invisible_start,
+               "invisible_end": self.invisible_end, "inside_margin_deg": self.inside_margin_deg}
+        if len(self.windows) > 1:
+            out["windows"] = [list(w) for w in self.windows]
+        return out
+
+
+# A schedule's shapes (PersistBench: "visible, then out of view", and "invisible-visible-
+# invisible"; the third, visible again at the end, is this workflow's default): the input
+# camera's segments in order, True = the target is out of view.
+SHAPES = {
+    "visible-invisible-visible": (False, True, False),
+    "visible-invisible": (False, True),
+    "invisible-visible-invisible": (True, False, True),
+}
+DEFAULT_SHAPE = "visible-invisible-visible"
+MIN_FRAMES = 4  # a cubic B-spline path (``bspline_basis``) needs 4 frames
+
+
+class ScheduleError(ValueError):
+    """A video too short for its schedule (it is dropped with this reason, not prepared)."""
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """The configured schedule (``persistbench.sequences``), resolved per video by ``resolve``.
+
+    Relative (``schedule: {shape, bounds}``): ``shape`` one of ``SHAPES``; ``bounds`` the
+    fractions (strictly increasing, in (0, 1)) of the video's length T at which its segments
+    meet, one fewer than the segments; each becomes frame round(f T) (halves up). Default
+    bounds: the clip split evenly (thirds; a half for "visible-invisible").
+    Absolute (the older ``invisible: [start, end]``, ``frames``): the one window [start, end)
+    in frames, the same for every video (visible-invisible-visible, or visible-invisible when
+    end equals the video's length).
+    """
+
+    shape: str = DEFAULT_SHAPE
+    bounds: tuple[float, ...] | None = None
+    frames: tuple[int, int] | None = None
+
+    def __post_init__(self):
+        if self.shape not in SHAPES:
+            raise ValueError(f"persistbench.sequences.schedule.shape = {self.shape!r}: expected "
+                             f"one of {', '.join(SHAPES)}")
+        n_bounds = len(SHAPES[self.shape]) - 1
+        if self.frames is not None:
+            if self.bounds is not None:
+                raise ValueError("a schedule has either bounds (fractions) or frames, not both")
+            frames = tuple(self.frames)
+            if (len(frames) != 2 or not all(isinstance(f, (int, np.integer)) for f in frames)
+                    or not 0 <= frames[0] < frames[1] or self.shape != DEFAULT_SHAPE):
+                raise ValueError(f"persistbench.sequences.invisible = {list(frames)}: expected "
+                                 "[start, end] frames with 0 <= start < end. Fix: correct it, "
+                                 "or set persistbench.sequences.schedule: {shape, bounds} with "
+                                 "bounds as fractions of each video's length")
+            object.__setattr__(self, "frames", tuple(int(f) for f in frames))
+            return
+        bounds = (tuple(float(b) for b in self.bounds) if self.bounds is not None
+                  else tuple(np.arange(1, n_bounds + 1) / (n_bounds + 1)))
+        if (len(bounds) != n_bounds or not all(0 < b < 1 for b in bounds)
+                or any(b >= c for b, c in zip(bounds, bounds[1:]))):
+            raise ValueError(
+                f"persistbench.sequences.schedule.bounds = {list(bounds)}: shape {self.shape} "
+                f"needs {n_bounds} fraction(s) of the video's length, strictly increasing in "
+                f"(0, 1), where its segments meet. Fix: e.g. bounds: "
+                f"{[0.5] if n_bounds == 1 else [0.33, 0.67]}")
+        object.__setattr__(self, "bounds", bounds)
+
+    @classmethod
+    def from_config(cls, schedule: dict | None = None, invisible=None) -> ScheduleSpec:
+        """From ``persistbench.sequences``: ``schedule`` ({shape, bounds}) if set, else the
+        absolute ``invisible`` [start, end] (default [16, 32])."""
+        if schedule:
+            unknown = set(schedule) - {"shape", "bounds"}
+            if unknown:
+                raise ValueError(f"persistbench.sequences.schedule: unknown key(s) "
+                                 f"{sorted(unknown)}; expected shape and bounds")
+            bounds = schedule.get("bounds")
+            return cls(schedule.get("shape", DEFAULT_SHAPE),
+                       None if bounds is None else tuple(bounds))
+        return cls(frames=tuple(invisible) if invisible is not None else (16, 32))
+
+    def to_json(self) -> dict:
+        """{"shape", "bounds"} (relative) or {"invisible": [start, end]} (absolute)."""
+        if self.frames is not None:
+            return {"invisible": list(self.frames)}
+        return {"shape": self.shape, "bounds": list(self.bounds)}
+
+    def resolve(self, n_frames: int, inside_margin_deg: float = 1.0) -> Schedule:
+        """The schedule of a video of n_frames frames; ``ScheduleError`` (with the reason and
+        the key to change) when the video is too short for it."""
+        if n_frames < MIN_FRAMES:
+            raise ScheduleError(f"the video has {n_frames} frame(s); a camera path needs at "
+                                f"least {MIN_FRAMES}")
+        if self.frames is not None:
+            start, end = self.frames
+            if end > n_frames:
+                raise ScheduleError(
+                    f"the video has {n_frames} frames, fewer than the {end} the window "
+                    f"[{start}, {end}) of persistbench.sequences.invisible needs. Fix: a "
+                    "shorter window, or persistbench.sequences.schedule with bounds relative "
+                    "to each video's length")
+            return Schedule(n_frames, start, end, inside_margin_deg)
+        cuts = [0] + [int(np.floor(b * n_frames + 0.5)) for b in self.bounds] + [n_frames]
+        segments = list(zip(cuts[:-1], cuts[1:]))
+        empty = [f"{'invisible' if hidden else 'visible'} segment {i + 1} [{a}, {b})"
+                 for i, ((a, b), hidden) in enumerate(zip(segments, SHAPES[self.shape]))
+                 if b <= a]
+        if empty:
+            raise ScheduleError(
+                f"the video's {n_frames} frames are too few for {self.shape} at bounds "
+                f"{list(self.bounds)}: {', '.join(empty)} round(s) to no frame. Fix: longer "
+                "videos (persistbench.sequences.n_frames for the embedded ones) or other "
+                "persistbench.sequences.schedule.bounds")
+        windows = [w for w, hidden in zip(segments, SHAPES[self.shape]) if hidden]
+        return Schedule.from_windows(n_frames, windows, inside_margin_deg)
 
 
 @dataclass(frozen=True)
@@ -763,8 +931,8 @@ def plan_input(track: TargetTrack, ref_yaw, ref_pitch, schedule: Schedule,
                    "relaxing none of them alone, nor the motion bounds together, would allow "
                    "one. Fix: lengthen the window or widen fov_deg")
             first_reason = [
-                f"no turn away meets the schedule (window [{schedule.invisible_start}, "
-                f"{schedule.invisible_end}), needing {options[0][0]:.1f} deg, and at least "
+                f"no turn away meets the schedule ({schedule.describe()}, needing "
+                f"{options[0][0]:.1f} deg, and at least "
                 f"the target's radius, {radius[window].max():.1f} deg, in the step into it) "
                 f"within {bounds}, margin_deg = {params.margin_deg}, transition_frames = "
                 f"{params.transition_frames}, pitch_bounds_deg = {params.pitch_bounds_deg}; "

@@ -6,13 +6,24 @@ the renderer's instance map as segmentation) or from a directory of the user's 3
 each with a label video from any segmenter and the target's label (``user_panorama``). The target
 is tracked on the tiled canvas from its first-frame mask (``tracking.SeamlessTracker`` over a
 ``LabelTracker``), the yaw/pitch paths of the input and reference cameras are planned for the
-schedule (``camera_paths.plan_pair``: visible, then invisible on [start, end), then visible again
-if the window ends before the clip) and both views are cropped from the panorama. A pair that
-misses its schedule after optimisation is listed with its reasons under "dropped" in the
-manifest and printed, never kept. OUT/<sequence>/ holds:
+schedule (``camera_paths.plan_pair``) and both views are cropped from the panorama.
 
-    sequence.json  id, kind, category, target instance (1), n_frames, fps, schedule, cameras (yaw
-                   and pitch paths, fov, size) and, embedded, the scene (world360.Scene.to_dict)
+The schedule (``camera_paths.ScheduleSpec``) is a shape, visible-invisible-visible,
+visible-invisible ("visible, then gone") or invisible-visible-invisible, with the fractions of
+each video's length where its segments meet (``--schedule``), or the older absolute window
+``--invisible START END`` (frames [START, END), the same for every video). A user's video is
+resized to the working resolution ``--pano-width`` x ``--pano-width / 2`` (``resize_panorama``:
+the colours filtered seamlessly across the left/right edge, the labels nearest-neighbour so
+that they stay exact). A video too short for its schedule (a segment that rounds to no frame,
+a window past its end), one whose target vanishes at the working resolution and a pair that
+misses its schedule after optimisation are listed with their reasons under "dropped" in the
+manifest and printed, never kept; preparation fails only when no sequence is left.
+OUT/<sequence>/ holds:
+
+    sequence.json  id, kind, category, target instance (1), n_frames, fps, schedule (its frames;
+                   with --schedule also shape and bounds), cameras (yaw and pitch paths, fov,
+                   size) and, embedded, the scene (world360.Scene.to_dict); a user's video: its
+                   source size
     panorama.mkv   the 360-degree video; panorama.npz: the tracked target ('instance', 1 = target)
     background.png the panorama without the target (embedded only: what 'forgetting' fades to)
     input.mkv, reference.mkv  the two perspective videos; views.npz: the target's crops
@@ -35,7 +46,14 @@ from PIL import Image
 from worldmemory.common.ids import check_id
 from worldmemory.common.npz import save_npz
 from worldmemory.common.video import read_video, write_video
-from worldmemory.persistbench.camera_paths import PathParams, Schedule, TargetTrack, plan_pair
+from worldmemory.persistbench.camera_paths import (
+    PathParams,
+    Schedule,
+    ScheduleError,
+    ScheduleSpec,
+    TargetTrack,
+    plan_pair,
+)
 from worldmemory.persistbench.equirect import perspective
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
 from worldmemory.worlds import world360
@@ -80,10 +98,33 @@ def embedded_panorama(sequence_id: str, kind: str, n_frames: int, pano_width: in
                      "scene": scene.to_dict()})
 
 
-def user_panorama(video_dir) -> Panorama:
+def resize_panorama(rgb: np.ndarray, labels: np.ndarray, width: int):
+    """(rgb, labels) of an equirectangular video resized to width x width // 2.
+
+    The colours with PIL's bilinear filter (antialiased when shrinking) on the video tiled three
+    times side by side, the middle copy kept, so the left and right edges blend with each other
+    as on the sphere; the labels nearest-neighbour (pixel centre to pixel centre), so every
+    output label is one of the input's, exactly. The same size is returned unchanged."""
+    T, H, W = labels.shape
+    height = width // 2
+    if (W, H) == (width, height):
+        return rgb, labels
+    rows = ((2 * np.arange(height) + 1) * H) // (2 * height)
+    cols = ((2 * np.arange(width) + 1) * W) // (2 * width)
+    out = np.empty((T, height, width, 3), dtype=np.uint8)
+    for t in range(T):
+        tiled = Image.fromarray(np.ascontiguousarray(np.tile(rgb[t], (1, 3, 1))))
+        out[t] = np.asarray(tiled.resize((3 * width, height), Image.Resampling.BILINEAR))[
+            :, width:2 * width]
+    return out, labels[:, rows][:, :, cols]
+
+
+def user_panorama(video_dir, pano_width: int | None = None) -> Panorama:
     """A user's 360-degree video: DIR/panorama.mkv or .mp4 (equirectangular, width = 2 x height),
-    DIR/labels.npz with 'labels' (T, H, W) int (any segmentation, e.g. SAM's, tiled or not) and
-    DIR/video.json {"kind": "static"|"dynamic", "category": str, "target": its label, "fps"}."""
+    DIR/labels.npz with 'labels' (T, H, W) int (any segmentation, e.g. SAM's, tiled or not, at
+    the video's size) and DIR/video.json {"kind": "static"|"dynamic", "category": str,
+    "target": its label, "fps"}. With pano_width, resized to pano_width x pano_width // 2
+    (``resize_panorama``); its source size is recorded in ``extra``."""
     video_dir = Path(video_dir)
     name = check_id("sequence", video_dir.name, f"rename the directory {video_dir}")
     try:
@@ -107,14 +148,19 @@ def user_panorama(video_dir) -> Panorama:
         problems.append(f"target label {meta.get('target')!r} is not in the first frame")
     if problems:
         raise ValueError(f"360-degree video {name}: " + "; ".join(problems))
+    source_size = [int(rgb.shape[2]), int(rgb.shape[1])]
+    if pano_width is not None:
+        rgb, labels = resize_panorama(rgb, labels, int(pano_width))
     return Panorama(name, meta["kind"], str(meta.get("category", "")), rgb, labels,
-                    int(meta["target"]), float(meta.get("fps", FPS)))
+                    int(meta["target"]), float(meta.get("fps", FPS)),
+                    extra={"source_size": source_size})
 
 
 def prepare_sequence(pano: Panorama, schedule: Schedule, params: PathParams,
-                     out_dir: Path) -> dict:
+                     out_dir: Path, spec: ScheduleSpec | None = None) -> dict:
     """Prepare one sequence under out_dir/<id>/; returns its manifest entry, or the reasons it
-    was dropped ({"id", "dropped": [...]}) with nothing written."""
+    was dropped ({"id", "kind", "dropped": [...]}) with nothing written. ``spec``: the
+    relative schedule it was resolved from, recorded (shape, bounds) in sequence.json."""
     target = pano.labels == pano.target
     tracked = SeamlessTracker(LabelTracker(pano.labels)).run(pano.rgb, target[0])
     pair = plan_pair(TargetTrack.from_masks(tracked.masks), schedule, params)
@@ -140,7 +186,8 @@ def prepare_sequence(pano: Panorama, schedule: Schedule, params: PathParams,
                                      "reference_instance": views["reference_instance"].astype(np.int16),
                                      "visible_in_input": visible})
     meta = {"id": pano.id, "kind": pano.kind, "category": pano.category, "target_instance": 1,
-            "n_frames": len(pano.rgb), "fps": pano.fps, "schedule": asdict(schedule),
+            "n_frames": len(pano.rgb), "fps": pano.fps, "schedule": {**schedule.to_json(),
+                                                         **_relative(spec)},
             "cameras": {**pair.to_json(), "fov_deg": params.fov_deg, "width": params.width,
                         "height": params.height}, **pano.extra}
     (seq_dir / "sequence.json").write_text(json.dumps(meta, sort_keys=True) + "\n")
@@ -148,9 +195,13 @@ def prepare_sequence(pano: Panorama, schedule: Schedule, params: PathParams,
             "visible_frames": int(visible.sum())}
 
 
+def _relative(spec: ScheduleSpec | None) -> dict:
+    return spec.to_json() if spec is not None and spec.frames is None else {}
+
+
 def panoramas(source: str, per_kind: int, n_frames: int, pano_width: int):
     """The sequences to prepare, one at a time: the embedded default's, or a user directory's
-    (one sub-directory per video, see user_panorama)."""
+    (one sub-directory per video, see user_panorama, resized to pano_width)."""
     if source == "embedded":
         for sequence_id, kind in sequence_ids(per_kind):
             yield embedded_panorama(sequence_id, kind, n_frames, pano_width)
@@ -159,33 +210,68 @@ def panoramas(source: str, per_kind: int, n_frames: int, pano_width: int):
     if not videos:
         raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
     for video_dir in videos:
-        yield user_panorama(video_dir)
+        yield user_panorama(video_dir, pano_width)
 
 
-def prepare(out_dir, per_kind: int, n_frames: int, pano_width: int, invisible: tuple[int, int],
-            params: PathParams, source: str = "embedded") -> dict:
-    """Prepare every sequence of ``source``; write and return the manifest."""
+def prepare(out_dir, per_kind: int, n_frames: int, pano_width: int,
+            invisible: tuple[int, int] | None, params: PathParams, source: str = "embedded",
+            schedule: ScheduleSpec | dict | None = None) -> dict:
+    """Prepare every sequence of ``source``; write and return the manifest.
+
+    The schedule: ``schedule`` (a ``ScheduleSpec`` or the config's {shape, bounds}) if given,
+    else the absolute window ``invisible`` (frames [start, end); default [16, 32]), resolved
+    for each video's length. A sequence that cannot be prepared (too short for its schedule,
+    its target gone at the working resolution, its camera pair missing the schedule) is
+    dropped with its reasons; a RuntimeError naming the keys to change when none is left.
+    """
+    spec = (schedule if isinstance(schedule, ScheduleSpec)
+            else ScheduleSpec.from_config(schedule, invisible))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    kept, dropped = [], []
+    kept, dropped, fixes = [], [], set()
     for pano in panoramas(source, per_kind, n_frames, pano_width):
         start = time.perf_counter()
-        schedule = Schedule(len(pano.rgb), *invisible)
-        entry = prepare_sequence(pano, schedule, params, out_dir)
+        try:
+            sequence_schedule = spec.resolve(len(pano.rgb))
+        except ScheduleError as e:
+            key = "invisible (or schedule" if spec.frames is not None else "schedule (or invisible"
+            why, fix, reasons = ("too short for its schedule",
+                                 f"persistbench.sequences.{key}, n_frames)", [str(e)])
+        else:
+            if (pano.labels[0] == pano.target).any():
+                entry = prepare_sequence(pano, sequence_schedule, params, out_dir, spec)
+                why, fix, reasons = ("schedule missed", "persistbench.camera",
+                                     entry.get("dropped"))
+            else:
+                height, width = pano.labels.shape[1:]
+                why, fix = "target lost at the working resolution", "persistbench.sequences.pano_width"
+                reasons = [f"target label {pano.target} is not in the first frame at the working "
+                           f"resolution {width}x{height} (source {pano.extra.get('source_size')}). "
+                           "Fix: raise persistbench.sequences.pano_width"]
         took = time.perf_counter() - start
-        if "dropped" in entry:
-            dropped.append(entry)
-            print(f"[prepare] {pano.id}: DROPPED, schedule missed: "
-                  f"{'; '.join(entry['dropped']) or 'see report'} ({took:.1f} s)", flush=True)
+        if reasons is not None:
+            dropped.append({"id": pano.id, "kind": pano.kind, "dropped": reasons})
+            fixes.add(fix)
+            print(f"[prepare] {pano.id}: DROPPED, {why}: "
+                  f"{'; '.join(reasons) or 'see report'} ({took:.1f} s)", flush=True)
         else:
             kept.append(entry)
             print(f"[prepare] {pano.id} ({entry['category']}): target visible in "
                   f"{entry['visible_frames']}/{len(pano.rgb)} input frames ({took:.1f} s)",
                   flush=True)
     if not kept:
-        raise RuntimeError("every sequence missed its camera schedule; nothing to evaluate")
+        reasons = "; ".join(f"{d['id']}: {d['dropped'][0] if d['dropped'] else 'see report'}"
+                            for d in dropped[:3])
+        more = f" (and {len(dropped) - 3} more)" if len(dropped) > 3 else ""
+        raise RuntimeError(
+            f"every sequence missed its schedule or was dropped, nothing to evaluate: "
+            f"{reasons}{more}. Fix: change {' / '.join(sorted(fixes))}")
     manifest = {"sequences": kept, "dropped": dropped, "source": source,
-                "invisible": list(invisible), "camera": asdict(params)}
+                "camera": asdict(params)}
+    if spec.frames is not None:
+        manifest["invisible"] = list(spec.frames)
+    else:
+        manifest["schedule"] = spec.to_json()
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 
@@ -205,15 +291,24 @@ def main(argv=None) -> None:
                         help="'embedded' or a directory of 360-degree videos (see user_panorama)")
     parser.add_argument("--per-kind", type=int, default=2, help="sequences per kind")
     parser.add_argument("--n-frames", type=int, default=48)
-    parser.add_argument("--pano-width", type=int, default=256, help="panorama width (height = /2)")
+    parser.add_argument("--pano-width", type=int, default=256,
+                        help="panorama width (height = /2): the embedded renders' and the working "
+                             "resolution user videos are resized to")
     parser.add_argument("--invisible", type=int, nargs=2, default=(16, 32), metavar=("START", "END"),
-                        help="frames [START, END) in which the input camera must not see the target")
+                        help="frames [START, END) in which the input camera must not see the "
+                             "target (the absolute form; --schedule, when set, replaces it)")
+    parser.add_argument("--schedule", default="null",
+                        help='the relative schedule (JSON), e.g. {"shape": '
+                             '"invisible-visible-invisible", "bounds": [0.33, 0.67]}: shape '
+                             "visible-invisible-visible, visible-invisible or invisible-visible-"
+                             "invisible, bounds the fractions of each video's length where its "
+                             "segments meet (camera_paths.ScheduleSpec); null: --invisible")
     parser.add_argument("--camera", default="{}",
                         help="camera_paths.PathParams keyword arguments (JSON), e.g. fov_deg")
     args = parser.parse_args(argv)
     params = PathParams(**json.loads(args.camera))
     prepare(args.out, args.per_kind, args.n_frames, args.pano_width, tuple(args.invisible), params,
-            args.source)
+            args.source, json.loads(args.schedule))
 
 
 if __name__ == "__main__":
