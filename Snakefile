@@ -46,6 +46,7 @@ if "worldmembench" in config:
         "results/table2.csv",
         "results/worldmembench/figure5.png",
         "results/worldmembench/table12.csv",
+        "results/worldmembench/table4.csv",
     ]
     if WMB_REPLAYS:
         MAIN_TARGETS.append("results/worldmembench/perception_agreement.csv")

@@ -29,12 +29,14 @@ rule worldmembench_cases:
         runtime=30,
     params:
         per_family=WMB["cases"]["per_family"],
+        per_category=WMB["cases"].get("per_category", 0),
         width=WMB["cases"]["width"],
         height=WMB["cases"]["height"],
         trajectories=json.dumps(WMB["cases"]["trajectories"], sort_keys=True),
         trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
     shell:
         "python -m worldmemory.worldmembench.cases --out {output:q} --per-family {params.per_family:q}"
+        " --per-category {params.per_category:q}"
         " --width {params.width:q} --height {params.height:q} --trajectories {params.trajectories:q}"
         " --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log:q}"
 
@@ -231,6 +233,39 @@ rule worldmembench_revisits:
         " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
         " --outputs {output.table8:q} {output.table9:q} {output.table10:q} {output.figure5_png:q} {output.figure5_pdf:q}"
         " --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
+
+
+rule worldmembench_table4:
+    input:
+        cases=worldmembench_cases_dir,
+        rollouts=expand("results/worldmembench/rollouts/{model}", model=sorted(WMB_MODELS)),
+        config=CONFIG_STAMP,
+    output:
+        table4=report(
+            "results/worldmembench/table4.csv",
+            caption="../report/worldmembench_table4.rst",
+            category=WMB_REPORT,
+            subcategory="Table 4",
+        ),
+        provenance="results/worldmembench/table4.json",
+    log:
+        "results/logs/worldmembench/table4.log",
+    benchmark:
+        benchmark_tsv("worldmembench/table4")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+    shell:
+        "(python -m worldmemory.worldmembench.specs --cases {input.cases:q} --rollouts {input.rollouts:q}"
+        " --out {output.table4:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q}"
+        " --outputs {output.table4:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
 
 

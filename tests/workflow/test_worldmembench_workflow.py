@@ -169,7 +169,10 @@ def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(runs):
         assert estimated.loc["omniscient", metric] >= estimated.loc["drifting", metric] >= \
             estimated.loc["amnesic", metric], metric
     assert (estimated["tracking_iou_median"] >= 0.8).all()
-    assert (estimated["camera_rotation_error_deg_median"] <= 5.0).all()
+    # Over the static-memory rollouts at 64 x 48 the orientation error's median is 2-5.3 degrees
+    # (the object case's LRLR is hard at this size; the main job's 128 x 96 reads 0.2-0.7); it was
+    # under 5 only while the LR-Hold holds, which no camera metric reads, were estimated too.
+    assert (estimated["camera_rotation_error_deg_median"] <= 8.0).all()
 
 
 def test_rollout_resources_follow_the_model(tmp_path, snakemake):

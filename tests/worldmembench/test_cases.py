@@ -1,16 +1,20 @@
 """Known answers for case manifests: schema, loading errors and the embedded procedural default."""
 
 import json
+import re
 import shutil
 from collections import Counter
+from dataclasses import replace
 
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from worldmemory.common.geometry import intrinsics
+from worldmemory.common.geometry import intrinsics, pose
+from worldmemory.common.ids import ID_PATTERN
 from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worlds.raycaster import World, clearance, generate_world, render
+from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
+from worldmemory.worlds.raycaster import CATEGORIES, MECHANISMS, World, clearance, generate_world, render
 
 W, H = 64, 48
 TRAJECTORIES = {"human": ["LRLR"], "object": ["translation", "LRLRLR"], "environment": ["LRUD"],
@@ -190,3 +194,121 @@ def test_translation_cases_carry_their_loop_side(written):
     side = cases.translation_side(world, np.array(case["camera"]["intrinsics"]), W, H)
     assert case["trajectory_params"] == {"translation": {"side": side}}
     assert "trajectory_params" not in cases.load_case(out / "human_000")  # no translation in its list
+
+
+# ---------------------------------------------------------------------------------------------
+# Coverage of the case taxonomy (raycaster.CATEGORIES, README "Case coverage")
+
+DEFAULT_CASES = {"human_000": "multi_person", "object_000": "multi_object",
+                 "environment_000": "indoor_room", "dynamic_000": "move"}
+NEVER_STARTS = {"advanced_while_away": False, "back_to_initial": True, "kept_after_return": True,
+                "reset_after_return": False, "complete_at_end": False, "initial_at_end": True,
+                "gradual": True, "reversed": False}
+RUNS_WHILE_AWAY = {"advanced_while_away": True, "back_to_initial": False, "kept_after_return": True,
+                   "reset_after_return": False, "complete_at_end": True, "initial_at_end": False,
+                   "gradual": True, "reversed": False}
+DONE_BEFORE_LEAVING = {"advanced_while_away": False, "back_to_initial": False, "kept_after_return": True,
+                       "reset_after_return": False, "complete_at_end": True, "initial_at_end": False,
+                       "gradual": False, "reversed": False}
+
+
+@pytest.fixture(scope="module")
+def per_category(tmp_path_factory):
+    out = tmp_path_factory.mktemp("per_category")
+    return out, cases.write_embedded_cases(out, 1, W, H, TRAJECTORIES, per_category=1)
+
+
+def test_the_default_is_still_the_four_old_cases(written):
+    """per_category 0 (the default) writes the four cases it wrote before the taxonomy existed,
+    with the same categories and no new keys in their worlds (their bytes are what they were)."""
+    out, dirs = written
+    loaded = {c["id"]: c for c in cases.load_cases(out)}
+    assert [d.name for d in dirs] == list(DEFAULT_CASES)
+    assert {i: c["category"] for i, c in loaded.items()} == DEFAULT_CASES
+    for case in loaded.values():
+        assert "category" not in case["world"]
+        assert all("size" not in o for o in case["world"]["objects"])
+
+
+def test_per_category_adds_cases_and_leaves_the_default_ones_byte_identical(written, per_category):
+    out, _ = written
+    more, dirs = per_category
+    for case_id in DEFAULT_CASES:
+        for path in sorted(p for p in (out / case_id).rglob("*") if p.is_file()):
+            assert (more / path.relative_to(out)).read_bytes() == path.read_bytes(), path
+    assert len(dirs) == len(DEFAULT_CASES) + sum(map(len, CATEGORIES.values()))
+
+
+def test_per_category_generates_every_category_with_its_name(per_category):
+    out, dirs = per_category
+    loaded = {c["id"]: c for c in cases.load_cases(out)}  # each passes the schema and load_case
+    for family, categories in CATEGORIES.items():
+        for category in categories:
+            case = loaded[f"{family}_{category}_000"]
+            assert case["family"] == family and case["category"] == category
+            assert case["world"]["category"] == category
+            if family == "dynamic":
+                assert case["world"]["events"][0]["mechanism"] == category
+    assert all(re.fullmatch(ID_PATTERN, d.name) for d in dirs)
+
+
+def test_per_category_is_deterministic(per_category, tmp_path):
+    out, _ = per_category
+    again = cases.write_embedded_cases(tmp_path, 1, W, H, TRAJECTORIES, per_category=1)
+    for case_dir in again:
+        for path in sorted(p for p in case_dir.rglob("*") if p.is_file()):
+            assert path.read_bytes() == (out / path.relative_to(tmp_path)).read_bytes(), path
+
+
+def test_per_category_count_reaches_the_cli(tmp_path):
+    cases.main(["--out", str(tmp_path), "--per-family", "1", "--per-category", "2", "--width", str(W),
+                "--height", str(H), "--trajectories", json.dumps(TRAJECTORIES)])
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {"dynamic_melt_000", "dynamic_melt_001", "object_furniture_001"} <= names
+    assert len(names) == len(DEFAULT_CASES) + 2 * sum(map(len, CATEGORIES.values()))
+
+
+def test_every_mechanism_has_its_event_texts_and_eight_questions():
+    assert set(cases.EVENTS) == set(MECHANISMS)
+    for mechanism, (initial, action, expected, questions) in cases.EVENTS.items():
+        assert initial and action and expected
+        assert set(questions) == {p for _, p in cases.CHECKLIST}
+        assert len(set(questions.values())) == 8, mechanism
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_checklist_answers_follow_the_mechanisms_progress(per_category, mechanism):
+    """The written answers are the predicates on the event's progress; an event that runs while
+    the camera is away, one that never starts and one done before the camera leaves each give
+    the answers their progress implies."""
+    out, _ = per_category
+    case = cases.load_case(out / f"dynamic_{mechanism}_000")
+    world = World.from_dict(case["world"])
+    event = world.events[0]
+    truth = cases._answers(event, tj.build(TRAJECTORIES["dynamic"][0]))
+    assert {q["predicate"]: q["reference_answer"] for q in case["questions"]} == truth == RUNS_WHILE_AWAY
+    assert [q["question"] for q in case["questions"]] == [
+        cases.EVENTS[mechanism][3][p] for _, p in cases.CHECKLIST]
+    traj = tj.build("LR-Hold")
+    away, back = traj.revisits()[0]
+
+    def answers(start, duration):
+        changed = replace(event, start=start, duration=duration)
+        progress = [changed.state(f)["progress"] for f in range(traj.n_frames)]
+        return event_predicates(progress, away.start, back.end - 1)
+
+    assert answers(10**6, event.duration) == NEVER_STARTS
+    assert answers(0, 1) == DONE_BEFORE_LEAVING
+    with pytest.raises(ValueError, match="initial hold"):
+        cases._answers(replace(event, start=away.start + 1), traj)
+
+
+@pytest.mark.parametrize("family, category", [(f, c) for f in ("human", "object") for c in CATEGORIES[f]])
+def test_every_person_and_object_category_has_a_translation_loop(family, category):
+    """Each such world admits a loop that takes all its targets out of view (Section 3.3)."""
+    K = intrinsics(128, 96, 60.0)
+    for i in range(3):
+        world = generate_world(f"{family}_{category}_{i:03d}", family, category)
+        side = cases.translation_side(world, K, 128, 96)
+        corner = render(world, pose(np.eye(3), [side, 0, side]), K, 128, 96)["instance"]
+        assert not np.isin(corner, [e.instance for e in cases._targets(world)]).any()

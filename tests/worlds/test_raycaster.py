@@ -118,8 +118,11 @@ def test_turning_around_sees_another_wall_and_returning_reproduces_frame_0():
 @pytest.mark.parametrize("mechanism", wd.MECHANISMS)
 def test_dynamic_event_changes_state_and_pixels(mechanism, amount):
     """Also after ``perturb`` re-sampled the event (its shape too): the mechanics still work."""
-    world = next(w for w in (wd.generate_world(f"dynamic_{i:03d}", "dynamic") for i in range(60))
-                 if w.events[0].mechanism == mechanism)
+    if mechanism in wd.DEFAULT_MECHANISMS:  # drawn by the embedded default's worlds
+        world = next(w for w in (wd.generate_world(f"dynamic_{i:03d}", "dynamic") for i in range(60))
+                     if w.events[0].mechanism == mechanism)
+    else:  # only drawn as a category
+        world = wd.generate_world(f"dynamic_{mechanism}_000", "dynamic", mechanism)
     table_top = world.room.fixtures[0].lo[1]
     world = wd.perturb(world, [1], amount, np.random.default_rng(8))
     assert resting_spot(world.events[0].shape)[1] == pytest.approx(table_top)
@@ -339,3 +342,111 @@ def test_render_rays_accepts_one_origin_per_ray():
     assert out["depth"][:3] == pytest.approx([2.5, 3.0 - np.sqrt(0.25 - 0.09), 2.0 - np.sqrt(0.21)])
     with pytest.raises(ValueError, match="inside the room"):
         wd.render_rays(world, [[0.0, 0.0, 0.0], [9.0, 0.0, 0.0]], dirs[:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcategories (wd.CATEGORIES, README "Case coverage")
+
+CATEGORY_WORLDS = [(family, category) for family, categories in wd.CATEGORIES.items()
+                   for category in categories]
+
+
+def category_world(family, category, i=0):
+    return wd.generate_world(f"{family}_{category}_{i:03d}", family, category)
+
+
+@pytest.mark.parametrize("family, category", CATEGORY_WORLDS)
+def test_category_worlds_render_their_targets_and_round_trip(family, category):
+    for i in range(3):
+        world = category_world(family, category, i)
+        assert world.family == family and world.category == category
+        assert world == category_world(family, category, i)
+        d = world.to_dict()
+        assert d["category"] == category
+        assert wd.World.from_dict(json.loads(json.dumps(d))) == world
+        instance = identity_render(world)["instance"]
+        for entity in [*world.people, *world.objects, *world.events]:
+            assert (instance == entity.instance).sum() >= 20, (category, i, entity.target)
+        corners = np.array([[0, 0, 0], [0, 0, 0.25], [0.25, 0, 0.25], [0.25, 0, 0]])  # default loop
+        assert wd.clearance(world, corners).min() >= 0.3
+    assert category_world(family, category, 0) != category_world(family, category, 1)
+
+
+def test_category_worlds_have_what_their_names_say():
+    assert [len(category_world("human", c).people) for c in ("single_person", "multi_person")] == [1, 2]
+    assert len(category_world("object", "single_object").objects) == 1
+    assert all(len(category_world("object", "multi_object", i).objects) >= 2 for i in range(5))
+    furniture = category_world("object", "furniture").objects[0]
+    assert furniture.shape.hi[1] == category_world("object", "furniture").room.hi[1]  # on the floor
+    assert furniture.shape.hi[1] - furniture.shape.lo[1] >= 0.9
+    for c in ("corridor", "hall"):
+        rooms = [category_world("environment", c, i).room for i in range(5)]
+        widths = [r.hi[0] - r.lo[0] for r in rooms]
+        assert all(r.hi[2] >= 9 for r in rooms)
+        assert all(w <= 3.8 for w in widths) if c == "corridor" else all(w >= 10 for w in widths)
+    for mechanism in wd.MECHANISMS:
+        assert category_world("dynamic", mechanism).events[0].mechanism == mechanism
+    with pytest.raises(ValueError, match="unknown object category 'animal'"):
+        wd.generate_world("object_animal_000", "object", "animal")
+
+
+def test_worlds_without_a_category_serialise_as_before():
+    d = wd.generate_world("object_000", "object").to_dict()
+    assert "category" not in d and all("size" not in o for o in d["objects"])
+    assert wd.World.from_dict(d).category is None
+
+
+@pytest.mark.parametrize("category", ["furniture", "tabletop"])
+def test_new_objects_perturb_within_their_own_size_where_they_rest(category):
+    world = category_world("object", category)
+    ids = [o.instance for o in world.objects]
+    assert wd.perturb(world, ids, 0.0, np.random.default_rng(1)) == world
+    changed = wd.perturb(world, ids, 1.0, np.random.default_rng(1))
+    lo, hi = (np.asarray(b, dtype=float) for b in (np.broadcast_to(world.objects[0].size[0], 3),
+                                                    np.broadcast_to(world.objects[0].size[1], 3)))
+    for old, new in zip(world.objects, changed.objects):
+        assert new.shape != old.shape
+        assert resting_spot(new.shape) == pytest.approx(resting_spot(old.shape))
+        if isinstance(new.shape, wd.Box):
+            half = (np.asarray(new.shape.hi) - np.asarray(new.shape.lo)) / 2
+        else:
+            half = new.shape.radius * np.asarray(new.shape.stretch)
+        assert np.all(half >= lo - 1e-9) and np.all(half <= hi + 1e-9)
+    assert wd.World.from_dict(json.loads(json.dumps(changed.to_dict()))) == changed
+    instance = identity_render(changed)["instance"]
+    assert all((instance == o.instance).any() for o in changed.objects)
+
+
+NEW_MECHANISMS = [m for m in wd.MECHANISMS if m not in wd.DEFAULT_MECHANISMS]
+
+
+@pytest.mark.parametrize("mechanism", NEW_MECHANISMS)
+def test_new_mechanisms_draw_their_progress(mechanism):
+    """The shapes follow the progress: the initial state before the start, the final state after
+    the end, and in between the mechanism's own change in proportion to the progress."""
+    world = category_world("dynamic", mechanism)
+    event = world.events[0]
+    shape, end = event.shape, event.start + event.duration
+    lo, hi = np.asarray(shape.lo), np.asarray(shape.hi)
+    assert np.array_equal(identity_render(world, event.start)["rgb"], identity_render(world, 0)["rgb"])
+    assert np.array_equal(identity_render(world, end)["rgb"], identity_render(world, end + 50)["rgb"])
+    assert not np.array_equal(identity_render(world, end)["rgb"], identity_render(world, 0)["rgb"])
+    for frame in (event.start, event.start + event.duration // 3, end):
+        p = event.state(frame)["progress"]
+        prims = event.primitives(frame)
+        if mechanism == "slice":  # two halves, the gap between them p x travel
+            assert len(prims) == 2
+            assert prims[1].lo[0] - prims[0].hi[0] == pytest.approx(p * event.travel[0])
+            assert prims[0].lo[0] == pytest.approx(lo[0] - p * event.travel[0] / 2)
+        elif mechanism == "lift":  # raised by p x travel
+            assert prims[0].hi[1] == pytest.approx(hi[1] + p * event.travel[1])
+            assert prims[0].hi[1] - prims[0].lo[1] == pytest.approx(hi[1] - lo[1])
+        elif mechanism == "erase":  # the drawing blends into the blank board
+            expected = (1 - p) * np.asarray(shape.texture.colors) + p * np.asarray([event.accent] * 2)
+            assert np.allclose(prims[0].texture.colors, expected)
+        else:  # melt: the block loses 80 % of its height; a puddle appears once it started
+            block = prims[-1]
+            assert block.hi[1] - block.lo[1] == pytest.approx((1 - 0.8 * p) * (hi[1] - lo[1]))
+            assert len(prims) == (2 if p > 0 else 1)
+    if mechanism == "erase":
+        assert np.allclose(event.primitives(end)[0].texture.colors, [event.accent] * 2)

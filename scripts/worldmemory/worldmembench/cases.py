@@ -26,7 +26,7 @@ import yaml
 from worldmemory.common.geometry import intrinsics, pose
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
-from worldmemory.worlds.raycaster import FAMILIES, Box, Event, World, clearance, generate_world, render
+from worldmemory.worlds.raycaster import CATEGORIES, FAMILIES, Box, Event, World, clearance, generate_world, render
 
 MANIFEST = "case.json"
 SCHEMA = yaml.safe_load((Path(__file__).with_name("case.schema.yaml")).read_text())
@@ -105,6 +105,86 @@ EVENTS = {  # mechanism: (initial state, action, expected next state, question p
             "reversed": "Does the lamp ever get dimmer during the video?",
         },
     ),
+    "slice": (
+        "A whole loaf lies on the table.",
+        "The loaf is cut in two and the halves are slowly pushed apart.",
+        "Two halves of the loaf lie apart on the table.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, are the two halves "
+                                   "farther apart than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the loaf whole "
+                               "again as in the first frame?",
+            "kept_after_return": "After the camera returns, do the halves stay at least as far "
+                                 "apart as they were at the return?",
+            "reset_after_return": "After the camera returns, do the halves move back together?",
+            "complete_at_end": "In the final frames, do the two halves lie fully apart?",
+            "initial_at_end": "In the final frames, is the loaf whole as at the start?",
+            "gradual": "Do the halves part gradually rather than jumping apart at once?",
+            "reversed": "Does the gap between the halves ever shrink during the video?",
+        },
+    ),
+    "erase": (
+        "A board on the table shows a drawing.",
+        "The drawing is slowly wiped off the board.",
+        "The board is blank.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the drawing "
+                                   "fainter than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the drawing as "
+                               "vivid as in the first frame?",
+            "kept_after_return": "After the camera returns, does the drawing stay at least as "
+                                 "faint as it was at the return?",
+            "reset_after_return": "After the camera returns, does the drawing come back?",
+            "complete_at_end": "In the final frames, is the board blank?",
+            "initial_at_end": "In the final frames, does the board show the full drawing as at "
+                              "the start?",
+            "gradual": "Does the drawing fade gradually rather than vanishing at once?",
+            "reversed": "Does the drawing ever become more vivid again during the video?",
+        },
+    ),
+    "lift": (
+        "A bar rests on the table.",
+        "The bar is slowly lifted straight up.",
+        "The bar is held high above the table.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the bar "
+                                   "higher than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the bar resting "
+                               "on the table as in the first frame?",
+            "kept_after_return": "After the camera returns, does the bar stay at least as high "
+                                 "as it was at the return?",
+            "reset_after_return": "After the camera returns, does the bar come down again?",
+            "complete_at_end": "In the final frames, is the bar held at its highest position?",
+            "initial_at_end": "In the final frames, is the bar resting on the table as at the "
+                              "start?",
+            "gradual": "Does the bar rise smoothly rather than jumping up at once?",
+            "reversed": "Does the bar ever move down during the video?",
+        },
+    ),
+    "melt": (
+        "A block of ice stands on the table.",
+        "The ice slowly melts into a spreading puddle.",
+        "A small remnant of ice stands in a puddle of water.",
+        {
+            "advanced_while_away": "When the camera returns to the initial view, is the block "
+                                   "smaller than when the camera turned away?",
+            "back_to_initial": "When the camera returns to the initial view, is the block as "
+                               "large as in the first frame, without a puddle?",
+            "kept_after_return": "After the camera returns, does the block stay at most as large "
+                                 "as it was at the return?",
+            "reset_after_return": "After the camera returns, does the block grow back?",
+            "complete_at_end": "In the final frames, is only a small remnant of ice left in a "
+                               "puddle?",
+            "initial_at_end": "In the final frames, is the block as large as at the start?",
+            "gradual": "Does the block melt gradually rather than shrinking at once?",
+            "reversed": "Does the block ever grow or the puddle ever shrink during the video?",
+        },
+    ),
+}
+# Prompt sentences of the subcategories drawn by generate_world(..., category) (CATEGORIES).
+ROOMS = {
+    "corridor": "A long, narrow indoor corridor with patterned walls, floor and ceiling.",
+    "hall": "A large, high indoor hall with patterned walls, floor and ceiling.",
 }
 
 
@@ -198,8 +278,12 @@ def _repeated(field: str, ids: list[str]) -> list[str]:
 
 
 def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
-                         trajectories: dict[str, list[str]], trajectory_params: dict | None = None) -> list[Path]:
-    """Write ``per_family`` procedural cases per family (ids like 'human_000') under out_dir.
+                         trajectories: dict[str, list[str]], trajectory_params: dict | None = None,
+                         per_category: int = 0) -> list[Path]:
+    """Write ``per_family`` procedural cases per family (ids like 'human_000') under out_dir and,
+    with ``per_category`` > 0, that many more for each subcategory of raycaster.CATEGORIES (ids
+    '<family>_<category>_<i>', e.g. 'dynamic_slice_000', drawn by generate_world(id, family,
+    category)); the per-family cases do not change with per_category.
 
     Each case directory gets conditioning.png (identity pose, frame 0), masks/<target>.png (the
     target's instance mask in that frame, 0/255) and case.json with the world description; dynamic
@@ -213,45 +297,48 @@ def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
     missing = [f for f in FAMILIES if f not in trajectories]
     if missing:
         raise ValueError(f"no trajectories given for families: {', '.join(missing)}")
+    if per_category < 0:
+        raise ValueError(f"per_category must be >= 0, got {per_category}")
     K = intrinsics(width, height, tj.DEFAULT_FOV_DEG)
+    plan = [(f"{family}_{i:03d}", family, None) for family in FAMILIES for i in range(per_family)]
+    plan += [(f"{family}_{category}_{i:03d}", family, category) for family in FAMILIES
+             for category in CATEGORIES[family] for i in range(per_category)]
     written = []
-    for family in FAMILIES:
+    for case_id, family, category in plan:
         names = list(trajectories[family])
-        for i in range(per_family):
-            case_id = f"{family}_{i:03d}"
-            world = generate_world(case_id, family)
-            case_dir = Path(out_dir) / case_id
-            (case_dir / "masks").mkdir(parents=True, exist_ok=True)
-            frame = render(world, np.eye(4), K, width, height, frame=0)
-            iio.imwrite(case_dir / "conditioning.png", frame["rgb"])
-            targets = _targets(world)
-            for entity in targets:
-                mask = frame["instance"] == entity.instance
-                if not mask.any():
-                    raise ValueError(f"case {case_id}: target {entity.target} is not visible")
-                iio.imwrite(case_dir / "masks" / f"{entity.target}.png",
-                            mask.astype(np.uint8) * 255)
-            manifest = {
-                "id": case_id,
-                "family": family,
-                "category": _category(world),
-                "conditioning_frame": "conditioning.png",
-                "prompt": _prompt(world),
-                "targets": [{"id": e.target, "kind": e.kind, "mask": f"masks/{e.target}.png"}
-                            for e in targets],
-                "camera": {"intrinsics": K.tolist(), "width": width, "height": height,
-                           "fps": tj.DEFAULT_FPS},
-                "trajectories": names,
-            }
-            if family == "dynamic":
-                manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
-            if "translation" in names and family in ("human", "object"):
-                side = translation_side(world, K, width, height)
-                manifest["trajectory_params"] = {"translation": {"side": side}}
-            manifest["world"] = world.to_dict()
-            (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-            load_case(case_dir)  # what we write must pass what we read
-            written.append(case_dir)
+        world = generate_world(case_id, family, category)
+        case_dir = Path(out_dir) / case_id
+        (case_dir / "masks").mkdir(parents=True, exist_ok=True)
+        frame = render(world, np.eye(4), K, width, height, frame=0)
+        iio.imwrite(case_dir / "conditioning.png", frame["rgb"])
+        targets = _targets(world)
+        for entity in targets:
+            mask = frame["instance"] == entity.instance
+            if not mask.any():
+                raise ValueError(f"case {case_id}: target {entity.target} is not visible")
+            iio.imwrite(case_dir / "masks" / f"{entity.target}.png",
+                        mask.astype(np.uint8) * 255)
+        manifest = {
+            "id": case_id,
+            "family": family,
+            "category": _category(world),
+            "conditioning_frame": "conditioning.png",
+            "prompt": _prompt(world),
+            "targets": [{"id": e.target, "kind": e.kind, "mask": f"masks/{e.target}.png"}
+                        for e in targets],
+            "camera": {"intrinsics": K.tolist(), "width": width, "height": height,
+                       "fps": tj.DEFAULT_FPS},
+            "trajectories": names,
+        }
+        if family == "dynamic":
+            manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
+        if "translation" in names and family in ("human", "object"):
+            side = translation_side(world, K, width, height)
+            manifest["trajectory_params"] = {"translation": {"side": side}}
+        manifest["world"] = world.to_dict()
+        (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        load_case(case_dir)  # what we write must pass what we read
+        written.append(case_dir)
     return written
 
 
@@ -282,7 +369,10 @@ def _targets(world: World) -> list:
 
 
 def _category(world: World) -> str:
-    """Subcategory within the family (Figure 2a; single/multi-person per Section 3.2)."""
+    """Subcategory within the family (Figure 2a; single/multi-person per Section 3.2): the one it
+    was drawn as, else read off its content."""
+    if world.category is not None:
+        return world.category
     if world.family == "human":
         return "single_person" if len(world.people) == 1 else "multi_person"
     if world.family == "object":
@@ -293,7 +383,14 @@ def _category(world: World) -> str:
 
 
 def _prompt(world: World) -> str:
-    room = "An indoor room with patterned walls, floor and ceiling."
+    room = ROOMS.get(world.category, "An indoor room with patterned walls, floor and ceiling.")
+    if world.category == "furniture":
+        return (f"{room} A tall cabinet with a {world.objects[0].shape.texture.kind} pattern stands "
+                "on the floor.")
+    if world.category == "tabletop":
+        things = ", ".join(f"a small {'box' if isinstance(o.shape, Box) else 'sphere'} with a "
+                           f"{o.shape.texture.kind} pattern" for o in world.objects)
+        return f"{room} On a table: {things}."
     if world.family == "human":
         people = "One person stands" if len(world.people) == 1 else "Two people stand"
         return f"{room} {people} facing the camera, in patterned clothing."
@@ -348,9 +445,12 @@ def main(argv=None):
     ap.add_argument("--height", type=int, required=True)
     ap.add_argument("--trajectories", required=True, help="JSON: family -> trajectory names")
     ap.add_argument("--trajectory-params", default="{}", help="JSON: trajectories.build keyword arguments")
+    ap.add_argument("--per-category", type=int, default=0,
+                    help="cases per subcategory (raycaster.CATEGORIES), besides --per-family; 0: none")
     args = ap.parse_args(argv)
     written = write_embedded_cases(args.out, args.per_family, args.width, args.height,
-                                   json.loads(args.trajectories), json.loads(args.trajectory_params))
+                                   json.loads(args.trajectories), json.loads(args.trajectory_params),
+                                   per_category=args.per_category)
     print(f"[cases] {len(written)} embedded cases -> {args.out}")
 
 

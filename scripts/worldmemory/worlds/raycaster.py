@@ -34,7 +34,19 @@ from worldmemory.common.seeds import stable_rng
 
 FAMILIES = ("human", "object", "environment", "dynamic")
 PATTERNS = ("tiles", "stripes", "noise")  # 'face' is the head pattern of people
-MECHANISMS = ("fill", "move", "lamp")
+# The seven state-transition mechanisms of the procedural taxonomy (Section 3.2 counts seven; the
+# paper names them only in Figure 2a's image, so these are procedural stand-ins: 'slice', 'erase'
+# and 'lift' for the pepper slicing, drawing erasing and deadlift of its Figure 10).
+MECHANISMS = ("fill", "move", "lamp", "slice", "erase", "lift", "melt")
+DEFAULT_MECHANISMS = MECHANISMS[:3]  # what a world without a category draws (the embedded default)
+# Subcategories per family (Figure 2a's outer ring, as far as a procedural world can express them;
+# README "Case coverage"): generate_world(case_id, family, category) draws a world of one of them.
+CATEGORIES = {
+    "human": ("single_person", "multi_person"),
+    "object": ("single_object", "multi_object", "furniture", "tabletop"),
+    "environment": ("indoor_room", "corridor", "hall"),
+    "dynamic": MECHANISMS,
+}
 NAMESPACE = "worldmembench/world"
 EVENT_START = (8, 24)  # an event starts during the default 64-frame initial hold (Section 4.5) ...
 EVENT_DURATION = (150, 200)  # ... and completes before the default LR-Hold return (frame 267)
@@ -43,8 +55,13 @@ AMBIENT = 0.4
 EPS = 1e-6
 LIQUIDS = ([0.8, 0.1, 0.1], [0.1, 0.3, 0.8], [0.1, 0.6, 0.2], [0.9, 0.55, 0.1], [0.5, 0.1, 0.6])
 LIGHTS = ([1.0, 0.95, 0.6], [1.0, 0.7, 0.3], [0.6, 0.9, 1.0], [1.0, 0.5, 0.8])
+BOARDS = ([0.92, 0.92, 0.88], [0.2, 0.3, 0.25], [0.85, 0.85, 0.95])  # a wiped board: white, slate
+WATERS = ([0.55, 0.75, 0.95], [0.7, 0.85, 0.9], [0.45, 0.6, 0.8])  # melt water
+ACCENTS = {"fill": LIQUIDS, "lamp": LIGHTS, "erase": BOARDS, "melt": WATERS}  # perturb redraws these
 LANDMARKS = ("pillar", "cabinet", "painting")
 OBJECT_HALF = (0.15, 0.27)  # half-extent (box) or radius (sphere) of an object, metres
+FURNITURE_HALF = ((0.3, 0.45, 0.2), (0.55, 0.95, 0.35))  # per-axis half-extents of a wardrobe
+TABLETOP_HALF = (0.1, 0.15)  # half-extent (box) or radius (sphere) of a small tabletop object
 
 
 @dataclass
@@ -113,11 +130,13 @@ class Person:
 
 @dataclass
 class Thing:
-    """A static object."""
+    """A static object. ``size``: the [low, high] half-extents (each a number, or one per axis) a
+    fresh sample of its shape draws from (``perturb``); None (omitted from to_dict): OBJECT_HALF."""
 
     instance: int
     target: str
     shape: Box | Sphere
+    size: list | None = None
     kind: ClassVar[str] = "object"
 
 
@@ -127,8 +146,12 @@ class Event:
 
     mechanism 'fill': a container (shape, a Box) fills from the bottom with liquid of colour
     ``accent``; 'move': the box shape slides by ``travel`` metres; 'lamp': a bulb (shape, a Sphere)
-    brightens from its texture's colours to ``accent``. The event runs from frame ``start`` for
-    ``duration`` frames and then keeps its final state.
+    brightens from its texture's colours to ``accent``; 'slice': the box is cut in two halves
+    along x that part until ``travel[0]`` metres apart; 'erase': a drawing (the box's texture)
+    fades to the blank board colour ``accent``; 'lift': the box rises by ``travel`` (y up is
+    negative); 'melt': a block (the box) shrinks to a fifth of its height while a puddle of colour
+    ``accent`` spreads under it. The event runs from frame ``start`` for ``duration`` frames and
+    then keeps its final state.
     """
 
     instance: int
@@ -150,10 +173,31 @@ class Event:
         """The event's shapes as they are at ``frame``."""
         progress = self.state(frame)["progress"]
         shape = self.shape
-        if self.mechanism == "move":
+        if self.mechanism in ("move", "lift"):
             offset = progress * np.asarray(self.travel)
             return [Box((np.asarray(shape.lo) + offset).tolist(),
                         (np.asarray(shape.hi) + offset).tolist(), shape.texture)]
+        if self.mechanism == "slice":  # two halves, each moved half the gap outwards
+            lo, hi = np.asarray(shape.lo, dtype=float), np.asarray(shape.hi, dtype=float)
+            mid, gap = (lo[0] + hi[0]) / 2, progress * self.travel[0] / 2
+            return [Box([lo[0] - gap, lo[1], lo[2]], [mid - gap, hi[1], hi[2]], shape.texture),
+                    Box([mid + gap, lo[1], lo[2]], [hi[0] + gap, hi[1], hi[2]], shape.texture)]
+        if self.mechanism == "erase":  # the drawing's two colours blend to the blank board
+            drawn, blank = np.asarray(shape.texture.colors), np.asarray([self.accent, self.accent])
+            colors = (1 - progress) * drawn + progress * blank
+            return [replace(shape, texture=replace(shape.texture, colors=colors.tolist()))]
+        if self.mechanism == "melt":  # the top comes down; a thin puddle spreads on the surface
+            lo, hi = np.asarray(shape.lo, dtype=float), np.asarray(shape.hi, dtype=float)
+            top = lo[1] + 0.8 * progress * (hi[1] - lo[1])
+            block = Box([lo[0], top, lo[2]], hi.tolist(), shape.texture)
+            if progress <= 0:
+                return [block]
+            spread = 0.15 * progress
+            water = Texture(shape.texture.kind, [self.accent, (0.85 * np.asarray(self.accent)).tolist()],
+                            shape.texture.scale, shape.texture.angle)
+            puddle = Box([lo[0] - spread, hi[1] - 0.01, lo[2] - spread],
+                         [hi[0] + spread, hi[1], hi[2] + spread], water)
+            return [puddle, block]
         if self.mechanism == "lamp":
             off, on = np.asarray(shape.texture.colors), np.asarray(self.accent)
             lit = (1 - progress) * off + progress * on
@@ -171,11 +215,15 @@ class Event:
 
 @dataclass
 class World:
+    """``category``: the subcategory it was drawn as (CATEGORIES); None (omitted from to_dict) for
+    a world drawn without one, whose category cases.py reads off its content."""
+
     family: str
     room: Room
     people: list = field(default_factory=list)
     objects: list = field(default_factory=list)
     events: list = field(default_factory=list)
+    category: str | None = None
 
     def entities(self) -> list:
         """Room, people, objects and events, each with ``instance``, ``target`` and ``kind``."""
@@ -188,7 +236,15 @@ class World:
         raise ValueError(f"no entity with instance id {instance}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON data; optional fields that are None are left out (so worlds without them
+        serialise as before they existed)."""
+        d = asdict(self)
+        if d["category"] is None:
+            del d["category"]
+        for o in d["objects"]:
+            if o["size"] is None:
+                del o["size"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> World:
@@ -199,8 +255,10 @@ class World:
                          "fixtures": [_shape(b) for b in room["fixtures"]]}),
             people=[Person(p["instance"], p["target"], _shape(p["torso"]), _shape(p["head"]))
                     for p in d["people"]],
-            objects=[Thing(o["instance"], o["target"], _shape(o["shape"])) for o in d["objects"]],
+            objects=[Thing(o["instance"], o["target"], _shape(o["shape"]), o.get("size"))
+                     for o in d["objects"]],
             events=[Event(**{**e, "shape": _shape(e["shape"])}) for e in d["events"]],
+            category=d.get("category"),
         )
 
 
@@ -488,18 +546,26 @@ def _face(texture: Texture, lon, lat) -> np.ndarray:
 # Generation
 
 
-def generate_world(case_id: str, family: str) -> World:
-    """A random world of one case family, deterministic in (case_id, family) (Section 3.2).
+def generate_world(case_id: str, family: str, category: str | None = None) -> World:
+    """A random world of one case family, deterministic in (case_id, family, category) (Section 3.2).
 
     'human': 1-2 people facing the camera; 'object': 1-3 textured boxes or spheres on pedestals;
     'environment': a room with 3-5 landmarks (pillars, cabinets, paintings) at varied depths;
     'dynamic': one event ('fill', 'move' or 'lamp') on a table, in view at frame 0, that starts
     during the initial hold. Everything is placed in the view of a 60 degree horizontal FoV camera
     at the origin looking along +z, for the aspect ratios of Appendix C.
+
+    ``category`` (one of CATEGORIES[family]) draws a world of that subcategory instead
+    (``_category_world``) and records it in ``World.category``; None keeps the draws above, which
+    the embedded default's cases are made of.
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; valid: {', '.join(FAMILIES)}")
+    if category is not None and category not in CATEGORIES[family]:
+        raise ValueError(f"unknown {family} category {category!r}; valid: {', '.join(CATEGORIES[family])}")
     rng = stable_rng(case_id, f"{NAMESPACE}/{family}")
+    if category is not None:
+        return _category_world(rng, family, category)
     room = Room(*_room_bounds(rng), [_random_texture(rng, rng.choice(PATTERNS)) for _ in range(6)])
     world = World(family, room)
     floor = room.hi[1]
@@ -517,6 +583,63 @@ def generate_world(case_id: str, family: str) -> World:
         room.fixtures += [_random_landmark(rng, room) for _ in range(int(rng.integers(3, 6)))]
     else:
         event, table = _random_event(rng, floor)
+        world.events.append(event)
+        room.fixtures.append(table)
+    return world
+
+
+def _category_world(rng, family: str, category: str) -> World:
+    """A world of one subcategory (CATEGORIES). Human: one or two people ('single_person',
+    'multi_person'). Object: as the family draws them but with one or two-three objects
+    ('single_object', 'multi_object'); a wardrobe standing on the floor ('furniture'); two or
+    three small boxes or spheres on a table ('tabletop'). Environment: a room ('indoor_room'), a
+    long narrow corridor with landmarks along it ('corridor'), a large high hall with 6-8
+    landmarks ('hall'). Dynamic: one event of that mechanism (MECHANISMS) on a table."""
+    lo, hi = _room_bounds(rng)
+    if category == "corridor":
+        half = rng.uniform(1.5, 1.9)
+        lo[0], hi[0], hi[2] = -half, half, rng.uniform(9.0, 12.0)
+    elif category == "hall":
+        lo[0], hi[0] = -rng.uniform(5.0, 7.0), rng.uniform(5.0, 7.0)
+        lo[1], hi[2] = -rng.uniform(2.2, 3.0), rng.uniform(9.0, 12.0)
+    room = Room(_r(lo), _r(hi), [_random_texture(rng, rng.choice(PATTERNS)) for _ in range(6)])
+    world = World(family, room, category=category)
+    floor = room.hi[1]
+    if family == "human":
+        for i, x in enumerate([0.0] if category == "single_person" else [-0.55, 0.55]):
+            world.people.append(_random_person(rng, i + 1, f"person_{i}", x, floor))
+    elif category in ("single_object", "multi_object"):
+        n = 1 if category == "single_object" else int(rng.integers(2, 4))
+        for i, x in enumerate(np.sort(rng.choice([-0.9, 0.0, 0.9], size=n, replace=False))):
+            shape, pedestal = _random_object(rng, x, floor)
+            world.objects.append(Thing(i + 1, f"object_{i}", shape))
+            room.fixtures.append(pedestal)
+    elif category == "furniture":
+        x, z = rng.uniform(-0.5, 0.5), rng.uniform(3.5, 4.5)
+        half = rng.uniform(*FURNITURE_HALF)
+        shape = Box(_r([x - half[0], floor - 2 * half[1], z - half[2]]), _r([x + half[0], floor, z + half[2]]),
+                    _random_texture(rng, rng.choice(PATTERNS)))
+        world.objects.append(Thing(1, "object_0", shape, [list(FURNITURE_HALF[0]), list(FURNITURE_HALF[1])]))
+    elif category == "tabletop":
+        z, top = rng.uniform(2.4, 3.0), rng.uniform(0.35, 0.55)
+        room.fixtures.append(Box(_r([-1.0, top, z - 0.35]), _r([1.0, floor, z + 0.35]),
+                                 _random_texture(rng, rng.choice(PATTERNS))))
+        slots = np.sort(rng.choice([-0.5, 0.0, 0.5], size=int(rng.integers(2, 4)), replace=False))
+        for i, x in enumerate(slots):
+            x, texture = x + rng.uniform(-0.05, 0.05), _random_texture(rng, rng.choice(PATTERNS))
+            if rng.random() < 0.5:
+                half = rng.uniform(*TABLETOP_HALF, 3)
+                shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]),
+                            texture)
+            else:
+                radius = rng.uniform(*TABLETOP_HALF)
+                shape = Sphere(_r([x, top - radius, z]), _r(radius), texture)
+            world.objects.append(Thing(i + 1, f"object_{i}", shape, list(TABLETOP_HALF)))
+    elif family == "environment":
+        n = {"indoor_room": (3, 6), "corridor": (4, 7), "hall": (6, 9)}[category]
+        room.fixtures += [_random_landmark(rng, room) for _ in range(int(rng.integers(*n)))]
+    else:
+        event, table = _random_event(rng, floor, category)
         world.events.append(event)
         room.fixtures.append(table)
     return world
@@ -606,9 +729,10 @@ def _random_landmark(rng, room: Room, kind: str | None = None, left: bool | None
     return Box(_r(lo), _r(hi), _random_texture(rng, rng.choice(PATTERNS)))
 
 
-def _random_event(rng, floor: float) -> tuple[Event, Box]:
-    """One dynamic event on a table in front of the camera (Section 4.5)."""
-    mechanism = str(rng.choice(MECHANISMS))
+def _random_event(rng, floor: float, mechanism: str | None = None) -> tuple[Event, Box]:
+    """One dynamic event on a table in front of the camera (Section 4.5), of ``mechanism`` or, when
+    None, one of DEFAULT_MECHANISMS drawn."""
+    mechanism = str(rng.choice(DEFAULT_MECHANISMS)) if mechanism is None else mechanism
     z, top = rng.uniform(2.4, 3.2), rng.uniform(0.35, 0.55)
     table = Box(_r([-1.0, top, z - 0.35]), _r([1.0, floor, z + 0.35]),
                 _random_texture(rng, rng.choice(PATTERNS)))
@@ -624,11 +748,29 @@ def _random_event(rng, floor: float) -> tuple[Event, Box]:
         shape = Box(_r([-0.6 - half, top - 2 * half, z - half]), _r([-0.6 + half, top, z + half]),
                     texture)
         kwargs["travel"] = [1.2, 0.0, 0.0]
-    else:
+    elif mechanism == "slice":  # a loaf cut in two; the halves part by 35 cm
+        x, half = rng.uniform(-0.3, 0.3), rng.uniform([0.15, 0.08, 0.1], [0.22, 0.12, 0.14])
+        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        kwargs["travel"] = [0.35, 0.0, 0.0]
+    elif mechanism == "erase":  # a board facing the camera whose drawing is wiped off
+        x, half, height = rng.uniform(-0.3, 0.3), rng.uniform(0.25, 0.35), rng.uniform(0.35, 0.5)
+        shape = Box(_r([x - half, top - height, z - 0.02]), _r([x + half, top, z + 0.02]), texture)
+        kwargs["accent"] = BOARDS[rng.integers(len(BOARDS))]
+    elif mechanism == "lift":  # a bar lifted 60 cm off the table
+        x, half = rng.uniform(-0.3, 0.3), rng.uniform([0.25, 0.05, 0.08], [0.35, 0.08, 0.12])
+        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        kwargs["travel"] = [0.0, -0.6, 0.0]
+    elif mechanism == "melt":  # a block of ice that melts into a puddle
+        x, half = rng.uniform(-0.4, 0.4), rng.uniform(0.12, 0.18, 3)
+        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        kwargs["accent"] = WATERS[rng.integers(len(WATERS))]
+    elif mechanism == "lamp":
         radius = rng.uniform(0.15, 0.22)
         texture.colors = _r(0.3 * np.asarray(texture.colors))  # switched off: dark
         shape = Sphere(_r([rng.uniform(-0.4, 0.4), top - radius, z]), _r(radius), texture)
         kwargs["accent"] = LIGHTS[rng.integers(len(LIGHTS))]
+    else:
+        raise ValueError(f"unknown mechanism {mechanism!r}; valid: {', '.join(MECHANISMS)}")
     event = Event(1, f"{mechanism}_event", mechanism, shape, start, duration,
                   **{k: list(v) for k, v in kwargs.items()})
     return event, table
@@ -665,8 +807,8 @@ def perturb(world: World, entity_ids, amount: float, rng: np.random.Generator,
             owner.texture = _blend(owner.texture, _random_texture(rng, owner.texture.kind), amount)
         if isinstance(entity, Room):
             entity.walls = [_blend(t, _random_texture(rng, t.kind), amount) for t in entity.walls]
-        if isinstance(entity, Event) and entity.mechanism != "move":
-            palette = LIQUIDS if entity.mechanism == "fill" else LIGHTS
+        if isinstance(entity, Event) and entity.mechanism in ACCENTS:
+            palette = ACCENTS[entity.mechanism]
             fresh = np.asarray(palette[rng.integers(len(palette))])
             entity.accent = _mix(entity.accent, fresh, amount)
         if reshape:
@@ -705,7 +847,7 @@ def _reshape(entity, amount: float, rng) -> None:
     """Move the entity's geometry a fraction ``amount`` of the way to a fresh sample (in place).
 
     Object or event object: half-extents (box) or semi-axes (sphere, which becomes an
-    ellipsoid) drawn independently per axis from the objects' range, resting on the same spot
+    ellipsoid) drawn independently per axis from the objects' range (a Thing's own ``size``), resting on the same spot
     (same bottom, same centre in x and z), so it neither floats nor sinks into its pedestal or
     table and an event keeps its mechanics. Person: fresh height, width and head size, standing
     on the same spot. Room: ``_fresh_room``.
@@ -723,7 +865,8 @@ def _reshape(entity, amount: float, rng) -> None:
         fresh = replace(head, center=[x, head_y, z], stretch=[radius / head.radius] * 3)
         entity.head = _mix_shape(head, fresh, amount)
     else:
-        fresh = _resting(entity.shape, rng.uniform(*OBJECT_HALF, 3))
+        size = getattr(entity, "size", None) or OBJECT_HALF
+        fresh = _resting(entity.shape, rng.uniform(*size, 3))
         entity.shape = _mix_shape(entity.shape, fresh, amount)
 
 
