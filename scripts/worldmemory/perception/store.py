@@ -39,6 +39,10 @@ class Estimates:
     arrays: dict[str, np.ndarray]
     path: Path
 
+    def videos(self) -> set[str]:
+        """The keys of the videos with estimates (array names are ``key/field``)."""
+        return {name.rsplit("/", 1)[0] for name in self.arrays}
+
     def of(self, key: str) -> dict[str, np.ndarray]:
         """Field -> array of one video; ValueError naming the file if it holds none for ``key``."""
         prefix = f"{key}/"

@@ -78,21 +78,24 @@ def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: 
 
 def camera_rows(model: str, rollouts: Path, camera: Path | None) -> list[dict]:
     """The camera estimator's per-frame orientation error against the drawn poses, in degrees, over
-    the rollouts it estimated (the static-memory ones: no camera metric reads LR-Hold)."""
+    the rollouts it estimated (perceive.py: not LR-Hold, nor the translation loops of a backend
+    whose translations are too coarse)."""
     quantities = ("camera_rotation_error_deg_median", "camera_rotation_error_deg_max")
     if camera is None:
         return [compared(model, q, 0.0, math.nan, "no camera estimator configured") for q in quantities]
     estimates = load_estimates(camera)
     manifest = json.loads((rollouts / "manifest.json").read_text())
     errors = []
+    estimated = estimates.videos()
     for entry in manifest["rollouts"]:
-        if entry["family"] == "dynamic":
+        key = f"{entry['case']}/{entry['trajectory']}"
+        if key not in estimated:
             continue
-        estimated = estimates.of(f"{entry['case']}/{entry['trajectory']}")["poses"][:, :3, :3]
+        poses = estimates.of(key)["poses"][:, :3, :3]
         with np.load(rollouts / entry["truth"]) as truth:
             drawn = truth["poses"][:, :3, :3]
-        drawn, estimated = drawn[0].T @ drawn, estimated[0].T @ estimated
-        errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ estimated)))
+        drawn, poses = drawn[0].T @ drawn, poses[0].T @ poses
+        errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ poses)))
     note = f"{len(errors)} frames"
     return [compared(model, quantities[0], 0.0, float(np.median(errors)), note),
             compared(model, quantities[1], 0.0, float(np.max(errors)), note)]

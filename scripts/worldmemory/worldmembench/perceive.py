@@ -11,8 +11,9 @@ What each capability estimates per rollout (``case/trajectory``), at the video's
     while out of view is after a departure (perception.tracking); fields ``targets`` (ids, in
     case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every static-memory rollout (not the dynamic cases'
-    LR-Hold, which no camera metric reads) from its pixels and the case camera's intrinsics
-    (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+    LR-Hold, which no camera metric reads, nor the translation loops of a backend whose
+    translations are too coarse for Eq. 2, the only reader of those) from its pixels and the
+    case camera's intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
     ``second_camera`` the same from a second estimator, whose translations Eq. 2 averages with
     camera's (ViPE beside DA3);
   * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
@@ -97,6 +98,8 @@ def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
 def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
     if case["family"] == "dynamic":
         return None  # Camera Following and Environment Memory read the static-memory rollouts
+    if entry["trajectory"] == "translation" and getattr(estimator, "unreliable_translation", ""):
+        return None  # only RPE_trans reads a translation rollout's poses, and not this backend's
     frames = read_video(root / entry["video"])
     K = np.asarray(json.loads((root / entry["trajectory_file"]).read_text())["intrinsics"], dtype=float)
     K = scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])

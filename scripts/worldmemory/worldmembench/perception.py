@@ -129,9 +129,10 @@ class EstimatedPerception(CachedView):
         return fields["depth"]
 
     def camera(self, translation: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        source = self.sources["camera"]  # the reason it is missing, where it is a string
+        if translation and not isinstance(source, str) and (reason := _unreliable_translation(source.backend)):
+            raise Unavailable(reason)  # asked first: the perceive job skipped such rollouts
         fields = self.fields("camera")
-        if translation and (reason := _unreliable_translation(self.sources["camera"].backend)):
-            raise Unavailable(reason)
         return fields["poses"], fields["K"]
 
     def second_camera(self) -> dict[str, np.ndarray]:

@@ -43,7 +43,10 @@ from worldmemory.worlds.raycaster import World, perturb, render
 DEFAULT_PARAMS = {
     "omniscient": {},
     "amnesic": {"min_pixels": 20},
-    "drifting": {"min_pixels": 20, "rate": 0.1},  # perturbation amount per second out of view
+    # rate: perturbation amount per second out of view. At 0.1 the drift reached 0.4-0.6 by the
+    # first return, where a texture blended half-way reads as far from the original as a fresh draw
+    # (drifting below amnesic at 10 of the main job's 45 revisit slots); at 0.03 at none.
+    "drifting": {"min_pixels": 20, "rate": 0.03},
     "camera_error": {"rotation_scale": 0.67, "translation_scale": 0.67},
 }
 NAMESPACE = "worldmembench/reference"
