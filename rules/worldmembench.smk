@@ -254,7 +254,7 @@ rule worldmembench_table4:
     benchmark:
         benchmark_tsv("worldmembench/table4")
     conda:
-        "../envs/core.yaml"
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,

@@ -291,3 +291,25 @@ def test_empty_first_mask_gives_empty_masks():
     for camera in (None, (np.stack([np.eye(4)] * 4), K)):
         masks = FlowTracker().track(FRAMES, empty, camera=camera)
         assert masks.shape == (4, H, W) and masks.dtype == bool and not masks.any()
+
+
+def test_a_person_is_found_again_when_the_translation_loop_ends_where_it_started():
+    """Module doc 6. On WorldMemBench's translation loop (sized so the person leaves the view) the
+    flow tracker cannot bridge the parallax and follows something else through the departure; when
+    the camera path is back at the start pose it looks for the person from the given mask again."""
+    from worldmemory.common.geometry import intrinsics
+    from worldmemory.worldmembench import trajectories as tj
+    from worldmemory.worldmembench.cases import translation_side
+    from worldmemory.worldmembench.reference_models import run_reference
+    from worldmemory.worlds.raycaster import generate_world
+
+    world = generate_world("human_000", "human")
+    side = translation_side(world, intrinsics(128, 96, 60.0), 128, 96)
+    traj = tj.build("translation", {"translation": {"side": side}}, n_frames=241, hold_frames=32,
+                    final_hold_frames=9, width=128, height=96)
+    frames, truth = run_reference("omniscient", {}, {"id": "human_000", "world": world.to_dict()}, traj, 128, 96)
+    target = truth["instance"] == world.people[0].instance
+    masks = FlowTracker().track(frames, target[0], camera=(traj.poses, traj.intrinsics))
+    back = traj.revisits()[0][1].end - 1  # the last frame of R1, at the start pose
+    assert (masks[back] & target[back]).sum() / (masks[back] | target[back]).sum() > 0.9
+    assert (masks[-1] & target[-1]).sum() / (masks[-1] | target[-1]).sum() > 0.9

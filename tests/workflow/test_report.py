@@ -29,6 +29,7 @@ EXPECTED = {
     "results/table2.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table2_nan_reasons.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table2_vs_paper.csv": (WMB, "Table 2", "Table 2"),
+    "results/worldmembench/table4.csv": (WMB, "Table 4", "Table 4"),
     "results/worldmembench/table5.csv": (WMB, "Table 5", "Table 5"),
     "results/worldmembench/table8.csv": (WMB, "Table 8", "Table 8"),
     "results/worldmembench/table9.csv": (WMB, "Table 9", "Table 9"),

@@ -60,6 +60,11 @@ rotations) and a good local model for a rigid target otherwise.
    frame's, moved by H, for ``stable_frames`` frames), it becomes the new anchor and the target
    is followed as in 2-3.
 
+6. When the camera path arrives back at the pose of the given mask's frame (the end of a
+   revisit), the target is looked for again from the given mask, as after a departure (4, 5):
+   a tracker that followed something else through a departure it could not bridge (a
+   translation loop, where no homography predicts parallax) is reset where the target was.
+
 Why the camera path is an input
 -------------------------------
 Image evidence alone cannot bridge a departure in the embedded default's renders: at 90 degrees
@@ -133,6 +138,10 @@ def _fill_holes(mask: np.ndarray) -> np.ndarray:
     padded = np.pad(mask.astype(np.uint8), 1)
     cv2.floodFill(padded, None, (0, 0), 2)
     return padded[1:-1, 1:-1] != 2
+
+
+def _same_pose(a, b, tolerance: float = 1e-6) -> bool:
+    return bool(np.abs(np.asarray(a) - np.asarray(b)).max() <= tolerance)
 
 
 def _rotation_homography(camera, a: int, t: int) -> np.ndarray:
@@ -483,7 +492,7 @@ class _Run:
         self.frames, self.gray, self.colour = video.frames, video.gray, video.colour
         self.T, self.h, self.w = video.frames.shape[:3]
         self.size = (self.w, self.h)
-        self.anchor = self._anchor(start, first)
+        self.anchor = self.origin = self._anchor(start, first)
         self.H = np.eye(3)  # anchor -> current frame
         self.older = np.eye(3)  # H two frames back (constant-velocity start)
         self.lost = first.sum() < tracker.min_pixels
@@ -500,6 +509,9 @@ class _Run:
         for t in range(self.start + 1, self.T):
             before = self.H
             self.since_verified += 1
+            if self._back_at_start(t):  # looked for again from the given mask (module doc 6)
+                self.anchor, self.H, self.lost, self.changed = self.origin, np.eye(3), True, False
+                self.since_verified = 0
             if self.lost and self.since_verified > self.k.max_chain:
                 flow, chained = None, self.H  # the chain is no longer trusted: no flow needed
             else:
@@ -522,6 +534,14 @@ class _Run:
             self.prev_mask, self.prev_H = self.out[t], self.H
             self.older = before if self.anchor.index != t else self.H
         return self.out
+
+    def _back_at_start(self, t) -> bool:
+        """The camera path arrives at frame t where it started (the pose of the given mask's
+        frame, the previous frame elsewhere): the end of a revisit."""
+        if self.camera is None:
+            return False
+        poses = np.asarray(self.camera[0])
+        return _same_pose(poses[t], poses[self.start]) and not _same_pose(poses[t - 1], poses[self.start])
 
     def _follow(self, t, flow, chained) -> bool:
         """The target was in view at t-1: H at t from the best start, refined by ECC; True if
