@@ -31,6 +31,7 @@ answer (the drawn target is the reference target).
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from worldmemory.common import params as common_params
 from worldmemory.persistbench.equirect import perspective, project, view_directions
@@ -123,10 +124,7 @@ def fade(visible_in_input, fade_frames: int) -> np.ndarray:
 
 
 def hue_rotation(degrees: float) -> np.ndarray:
-    """(3, 3) rotation of RGB colours about the grey axis (Rodrigues' formula): each colour's hue
+    """(3, 3) rotation of RGB colours about the grey axis: each colour's hue
     turns by ``degrees`` while its grey part and its distance from grey stay, so the change is
     one known amount for every colour (120 maps red to green, green to blue, blue to red)."""
-    a = np.radians(degrees)
-    axis = np.full(3, 1 / np.sqrt(3))
-    cross = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.cos(a) * np.eye(3) + np.sin(a) * cross + (1 - np.cos(a)) * np.outer(axis, axis)
+    return Rotation.from_rotvec(np.radians(degrees) * np.full(3, 1 / np.sqrt(3))).as_matrix()

@@ -574,11 +574,7 @@ def generate_world(case_id: str, family: str, category: str | None = None) -> Wo
         for i, x in enumerate([0.0] if n == 1 else [-0.55, 0.55]):
             world.people.append(_random_person(rng, i + 1, f"person_{i}", x, floor))
     elif family == "object":
-        slots = np.sort(rng.choice([-0.9, 0.0, 0.9], size=int(rng.integers(1, 4)), replace=False))
-        for i, x in enumerate(slots):
-            shape, pedestal = _random_object(rng, x, floor)
-            world.objects.append(Thing(i + 1, f"object_{i}", shape))
-            room.fixtures.append(pedestal)
+        _objects_on_pedestals(rng, world, int(rng.integers(1, 4)))
     elif family == "environment":
         room.fixtures += [_random_landmark(rng, room) for _ in range(int(rng.integers(3, 6)))]
     else:
@@ -609,11 +605,7 @@ def _category_world(rng, family: str, category: str) -> World:
         for i, x in enumerate([0.0] if category == "single_person" else [-0.55, 0.55]):
             world.people.append(_random_person(rng, i + 1, f"person_{i}", x, floor))
     elif category in ("single_object", "multi_object"):
-        n = 1 if category == "single_object" else int(rng.integers(2, 4))
-        for i, x in enumerate(np.sort(rng.choice([-0.9, 0.0, 0.9], size=n, replace=False))):
-            shape, pedestal = _random_object(rng, x, floor)
-            world.objects.append(Thing(i + 1, f"object_{i}", shape))
-            room.fixtures.append(pedestal)
+        _objects_on_pedestals(rng, world, 1 if category == "single_object" else int(rng.integers(2, 4)))
     elif category == "furniture":
         x, z = rng.uniform(-0.5, 0.5), rng.uniform(3.5, 4.5)
         half = rng.uniform(*FURNITURE_HALF)
@@ -629,8 +621,7 @@ def _category_world(rng, family: str, category: str) -> World:
             x, texture = x + rng.uniform(-0.05, 0.05), _random_texture(rng, rng.choice(PATTERNS))
             if rng.random() < 0.5:
                 half = rng.uniform(*TABLETOP_HALF, 3)
-                shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]),
-                            texture)
+                shape = _box_on(x, top, z, half, texture)
             else:
                 radius = rng.uniform(*TABLETOP_HALF)
                 shape = Sphere(_r([x, top - radius, z]), _r(radius), texture)
@@ -693,6 +684,21 @@ def _pedestal(rng, x: float, z: float, top: float, floor: float, half: float) ->
                _random_texture(rng, rng.choice(PATTERNS)))
 
 
+def _box_on(x: float, top: float, z: float, half, texture: Texture) -> Box:
+    """A box centred at (x, z) with its top face at height ``top`` (y down) and half-extents
+    ``half`` (x, y, z)."""
+    return Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+
+
+def _objects_on_pedestals(rng, world: World, n: int) -> None:
+    """``n`` objects on pedestals in distinct slots of x -0.9, 0, 0.9, left to right."""
+    floor = world.room.hi[1]
+    for i, x in enumerate(np.sort(rng.choice([-0.9, 0.0, 0.9], size=n, replace=False))):
+        shape, pedestal = _random_object(rng, x, floor)
+        world.objects.append(Thing(i + 1, f"object_{i}", shape))
+        world.room.fixtures.append(pedestal)
+
+
 def _random_object(rng, x: float, floor: float) -> tuple[Box | Sphere, Box]:
     """A box or sphere resting on a pedestal whose top is a little below eye level."""
     x += rng.uniform(-0.1, 0.1)
@@ -700,8 +706,7 @@ def _random_object(rng, x: float, floor: float) -> tuple[Box | Sphere, Box]:
     texture = _random_texture(rng, rng.choice(PATTERNS))
     if rng.random() < 0.5:
         half = rng.uniform(*OBJECT_HALF, 3)
-        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]),
-                    _r([x + half[0], top, z + half[2]]), texture)
+        shape = _box_on(x, top, z, half, texture)
     else:
         radius = rng.uniform(*OBJECT_HALF)
         shape = Sphere(_r([x, top - radius, z]), _r(radius), texture)
@@ -750,7 +755,7 @@ def _random_event(rng, floor: float, mechanism: str | None = None) -> tuple[Even
         kwargs["travel"] = [1.2, 0.0, 0.0]
     elif mechanism == "slice":  # a loaf cut in two; the halves part by 35 cm
         x, half = rng.uniform(-0.3, 0.3), rng.uniform([0.15, 0.08, 0.1], [0.22, 0.12, 0.14])
-        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        shape = _box_on(x, top, z, half, texture)
         kwargs["travel"] = [0.35, 0.0, 0.0]
     elif mechanism == "erase":  # a board facing the camera whose drawing is wiped off
         x, half, height = rng.uniform(-0.3, 0.3), rng.uniform(0.25, 0.35), rng.uniform(0.35, 0.5)
@@ -758,11 +763,11 @@ def _random_event(rng, floor: float, mechanism: str | None = None) -> tuple[Even
         kwargs["accent"] = BOARDS[rng.integers(len(BOARDS))]
     elif mechanism == "lift":  # a bar lifted 60 cm off the table
         x, half = rng.uniform(-0.3, 0.3), rng.uniform([0.25, 0.05, 0.08], [0.35, 0.08, 0.12])
-        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        shape = _box_on(x, top, z, half, texture)
         kwargs["travel"] = [0.0, -0.6, 0.0]
     elif mechanism == "melt":  # a block of ice that melts into a puddle
         x, half = rng.uniform(-0.4, 0.4), rng.uniform(0.12, 0.18, 3)
-        shape = Box(_r([x - half[0], top - 2 * half[1], z - half[2]]), _r([x + half[0], top, z + half[2]]), texture)
+        shape = _box_on(x, top, z, half, texture)
         kwargs["accent"] = WATERS[rng.integers(len(WATERS))]
     elif mechanism == "lamp":
         radius = rng.uniform(0.15, 0.22)
