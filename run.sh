@@ -16,10 +16,12 @@ if [ ! -x .venv/bin/python ] || ! cat requirements.lock pyproject.toml | cmp -s 
     echo "[run.sh] installing pinned dependencies and the worldmemory package into .venv/ (once)" >&2
     "$PYTHON" -m venv .venv
     # uv installs the lock about 3x faster than pip (parallel downloads and unpacking; 20 s against
-    # 71 s here). Like pip, it takes torch's CPU wheel from PIP_FIND_LINKS where that names one.
+    # 71 s here). Like pip, it takes torch's CPU wheel from pip's find-links (PIP_FIND_LINKS or
+    # pip's config file, which uv does not read) where those name one.
     .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
+    find_links=${PIP_FIND_LINKS:-$(.venv/bin/python -m pip config get global.find-links 2>/dev/null || true)}
     .venv/bin/python -m uv pip install --quiet --python .venv/bin/python --no-compile \
-        ${PIP_FIND_LINKS:+--find-links "$PIP_FIND_LINKS"} -r requirements.lock
+        ${find_links:+--find-links "$find_links"} -r requirements.lock
     .venv/bin/python -m uv pip install --quiet --python .venv/bin/python --no-compile --no-deps \
         --editable .
     cat requirements.lock pyproject.toml > .venv/.installed.lock
