@@ -52,6 +52,27 @@ def test_figure2_writes_files_and_draws_lines(tmp_path):
     assert "Figure 2a" in moving.get_title()
 
 
+def test_paper_styles_and_visible_controls(tmp_path):
+    """As the paper draws it: released models grey, the highlighted one thick black with a red
+    control, other models coloured; a control identical to its main line is drawn above it with
+    markers, so it is never hidden."""
+    curve = synthetic_curve()
+    fig = figure2(curve, tmp_path / "f.png", tmp_path / "f.pdf", released=["facebook/vjepa2-vith-fpc64-256"],
+                  highlight="facebook/vjepa2-vith-fpc64-256")
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    vith = "facebook/vjepa2-vith-fpc64-256"
+    assert lines[vith].get_color() == "black" and lines[vith].get_linewidth() > lines["v2"].get_linewidth()
+    assert lines[vith + ", never rendered (control)"].get_color() == "tab:red"
+    assert lines["v2"].get_color() not in ("black", "tab:red", "0.6")
+    for model in RUNS:  # the synthetic controls equal their main lines
+        control, main = lines[model + ", never rendered (control)"], lines[model]
+        assert list(control.get_ydata()) == list(main.get_ydata())
+        assert control.get_zorder() > main.get_zorder() and control.get_marker() not in (None, "None", "")
+
+    fig = figure2(curve, tmp_path / "g.png", tmp_path / "g.pdf", released=["v2"])
+    assert {line.get_label(): line for line in fig.axes[0].get_lines()}["v2"].get_color() == "0.6"
+
+
 def test_figure2_is_byte_stable(tmp_path):
     curve = synthetic_curve()
     figure2(curve, tmp_path / "a.png", tmp_path / "a.pdf")
