@@ -74,14 +74,50 @@ PAPER_CHECKPOINTS = {
 PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
 
 
-def model_weights(wildcards):
-    """The directory a model loads from: trained here, prefetched, or none (local path / random)."""
-    source = PERM_MODELS[wildcards.model]["source"]
-    if source == "train":
-        return f"results/models/{wildcards.model}"
-    if source == "hf":
-        return f"resources/models/{wildcards.model}"
+def weights_of(name):
+    """The directory model ``name`` loads from: trained here, prefetched, or none (local path /
+    random); a calibration predictor loads its encoder's."""
+    spec = PERM_MODELS[name]
+    if spec["source"] == "calibration":
+        return weights_of(spec["encoder"])
+    if spec["source"] == "train":
+        return f"results/models/{name}"
+    if spec["source"] == "hf":
+        return f"resources/models/{name}"
     return []
+
+
+def model_weights(wildcards):
+    """Input function: the weights directory of the probed model (weights_of)."""
+    return weights_of(wildcards.model)
+
+
+def probe_spec(name):
+    """A model's spec as its probe job reads it: a calibration predictor's carries its encoder's
+    spec as ``encoder_spec`` (worldmemory.permanence.calibration.probe_backend)."""
+    spec = dict(PERM_MODELS[name])
+    if spec["source"] == "calibration":
+        spec["encoder_spec"] = PERM_MODELS[spec["encoder"]]
+    return spec
+
+
+def probe_threads(name):
+    """Torch threads of a probe job: the model's probe_threads, for a calibration predictor
+    without one its encoder's, else the top-level threads."""
+    spec = PERM_MODELS[name]
+    if "probe_threads" in spec:
+        return spec["probe_threads"]
+    if spec["source"] == "calibration":
+        return probe_threads(spec["encoder"])
+    return THREADS
+
+
+FIGURE2_HIGHLIGHT = "facebook/vjepa2-vith-fpc64-256"  # the paper's Figure 2 draws ViT-H thick
+
+
+def models_of_source(source):
+    """Names of the permanence models of one source, sorted."""
+    return sorted(m for m, s in PERM_MODELS.items() if s["source"] == source)
 
 
 def models_with(source):

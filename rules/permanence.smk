@@ -104,13 +104,13 @@ rule permanence_probe:
     priority: CHAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
-    threads: lambda wc: PERM_MODELS[wc.model].get("probe_threads", THREADS)
+    threads: lambda wc: probe_threads(wc.model)
     resources:
         mem_mb=8000,
         runtime=120,
         gpu=GPU,
     params:
-        spec=lambda wc: json.dumps(PERM_MODELS[wc.model], sort_keys=True),
+        spec=lambda wc: json.dumps(probe_spec(wc.model), sort_keys=True),
         weights_args=lambda wc, input: shlex.join(["--weights", input.weights]) if input.weights else "",
         batch=PERM["batch_size"],
         margin=PERM["readout_margin_px"],
@@ -140,6 +140,12 @@ rule permanence_table3:
             caption="../report/permanence_table3_long.rst",
             category=PERM_REPORT,
             subcategory="Table 3",
+        ),
+        size=report(
+            "results/permanence/object_size.csv",
+            caption="../report/permanence_object_size.rst",
+            category=PERM_REPORT,
+            subcategory="Appendix I",
         ),
         provenance="results/permanence/table3.json",
         paper=report(
@@ -172,9 +178,10 @@ rule permanence_table3:
         ),
     shell:
         "(python -m worldmemory.permanence.tables --probe {input.probes:q} --out-wide {output.wide:q}"
-        " --out-long {output.long:q} {params.paper_args}"
+        " --out-long {output.long:q} --out-size {output.size:q} {params.paper_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --seeds {params.seeds:q}"
-        " --model-info {input.infos:q} --outputs {output.wide:q} {output.long:q} --out {output.provenance:q})"
+        " --model-info {input.infos:q} --outputs {output.wide:q} {output.long:q} {output.size:q}"
+        " --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
 
 
@@ -204,8 +211,14 @@ rule permanence_figure2:
         runtime=10,
     params:
         config_sha=CONFIG_SHA,
+        # As the paper draws it: released checkpoints grey, ViT-H thick with its control red.
+        style_args=shlex.join(
+            ["--released", *models_of_source("hf")]
+            + [a for m in PAPER_MODELS if PERM_MODELS[m]["id"] == FIGURE2_HIGHLIGHT for a in ("--highlight", m)]
+        ),
     shell:
         "(python -m worldmemory.permanence.figures --long {input.long:q} --png {output.png:q} --pdf {output.pdf:q}"
+        " {params.style_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"

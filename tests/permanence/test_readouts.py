@@ -54,6 +54,35 @@ def test_tie_counts_as_absent():
     assert decides_present(np.ones((2, 3)), zp, za) is False
 
 
+def _float32_midpoints(n_seeds=200, shape=(4, 48), offset=3.0):
+    for seed in range(n_seeds):
+        rng = np.random.default_rng(seed)
+        zp, za = (rng.normal(offset, 1.0, size=shape).astype(np.float32) for _ in range(2))
+        yield seed, zp, za, (zp + za) / np.float32(2)  # the exact midpoint, rounded to float32
+
+
+def test_a_float32_midpoint_is_a_tie_and_counts_as_absent():
+    """Rounding the midpoint to float32 puts it on either side: plain `<` flips with the seed."""
+    plain, relative = [], []
+    for _, zp, za, mid in _float32_midpoints():
+        d_present, d_absent = mean_token_l1(mid, zp), mean_token_l1(mid, za)
+        plain.append(d_present < d_absent)
+        relative.append(abs(d_present - d_absent) / (d_present + d_absent))
+        assert decides_present(mid, zp, za) is False
+        assert decides_present(mid, za, zp) is False  # the same tie with the worlds swapped
+    assert 0 < sum(plain) < len(plain)  # seeds where plain `<` reads present, and seeds where not
+    assert max(relative) > 1e-9  # a relative tolerance of 1e-9 alone would not cover float32 rounding
+
+
+def test_a_small_real_margin_is_no_tie():
+    for _, zp, za, mid in _float32_midpoints(n_seeds=20):
+        toward = (zp - za) * np.float32(1e-4)
+        assert decides_present(mid + toward, zp, za) is True
+        assert decides_present(mid - toward, zp, za) is False
+    # float64 midpoints are exact ties: d_present == d_absent
+    assert decides_present((ZP + ZA) / 2, ZP, ZA) is False
+
+
 def test_signed_distance_uses_l1_over_the_region():
     zp, za = np.zeros((2, 2)), np.ones((2, 2))
     pred = np.array([[0.0, 0.0], [0.0, 1.0]])  # |pred-za|_1 = 3, |pred-zp|_1 = 1, |zp-za|_1 = 4

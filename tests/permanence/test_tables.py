@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from worldmemory.permanence.readouts import belief_curve, carry_over
-from worldmemory.permanence.tables import our_statistic, paper_side_by_side, table3
+from worldmemory.permanence.tables import object_size, our_statistic, paper_side_by_side, table3
 from worldmemory.report.tables import write_csv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,6 +117,22 @@ def test_paper_values_file_parses():
     assert len(side) == len(paper)  # every statistic is one our_statistic understands
 
 
+def test_object_size_pools_the_readouts_from_053_s_per_radius():
+    """Appendix I: P(present) per radius over every scene and slot from 0.53 s on (slots 2-13)."""
+    df = scenes(MODELS[0])
+    df.loc[df["scene_id"] % 2 == 1, "radius"] = 32  # odd scenes have the big ball
+    df.loc[(df["radius"] == 32) & (df["slot"] == 1), "present"] = True  # 0.27 s: before the window
+    table = object_size(df).set_index(["condition", "radius"])
+    late = [slot for slot in range(N_SLOTS) if T[slot] >= 0.53 - 1e-9]
+    assert late[0] == 2
+    for (condition, radius), row in table.iterrows():
+        scene_ids = [s for s in range(N_SCENES) if (s % 2 == 1) == (radius == 32)]
+        expected = np.mean([s < n_present(MODELS[0], condition, slot) for slot in late for s in scene_ids])
+        assert row["p_present"] == pytest.approx(expected, abs=1e-6), (condition, radius)
+        assert row["n_scenes"] == 30 and row["n_readouts"] == 30 * len(late)
+    assert set(table.index.get_level_values("radius")) == {8, 32}
+
+
 def test_cli(tmp_path):
     probes = []
     for i, model in enumerate(MODELS):
@@ -131,6 +147,7 @@ def test_cli(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "worldmemory.permanence.tables", "--probe", *map(str, probes),
          "--out-wide", str(out / "table3.csv"), "--out-long", str(out / "table3_long.csv"),
+         "--out-size", str(out / "object_size.csv"),
          "--paper", str(paper), "--out-paper", str(out / "vs_paper.csv"), "--paper-models", f"{MODELS[0]}={PAPER_ID}"],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, capture_output=True, text=True, check=True,
     )
@@ -138,6 +155,7 @@ def test_cli(tmp_path):
     long = pd.read_csv(out / "table3_long.csv")
     side = pd.read_csv(out / "vs_paper.csv")
     assert len(wide) == 8 and len(long) == 8 * N_SLOTS
+    assert len(pd.read_csv(out / "object_size.csv")) == 8  # one radius in the synthetic scenes
     assert side["model"].tolist() == [PAPER_ID]  # only the paper's checkpoints are compared
     assert side["ours"].iloc[0] == pytest.approx(50 / 60, abs=1e-6)
     assert "p_0.00" in result.stdout and "p_present@0.00" in result.stdout

@@ -77,6 +77,47 @@ def test_hf_model_id_must_look_like_one():
     assert "source: local" in message
 
 
+def test_calibration_models_validate_and_name_a_model_encoder():
+    config = load()
+    models = config["permanence"]["models"]
+    models["oracle"] = {"source": "calibration", "predictor": "persistence_oracle", "encoder": "vjepa2-tiny-scratch"}
+    models["posterior"] = {"source": "calibration", "predictor": "known_posterior", "encoder": "vjepa2-tiny-scratch",
+                           "q": 0.75, "mode": "sample"}
+    validate(config, str(SCHEMA), set_default=True)
+    check_config(config)
+    models["oracle"]["encoder"] = "vjepa2-tiny-scrach"
+    models["posterior"]["encoder"] = "oracle"
+    message = problems(config)
+    assert "permanence.models.oracle.encoder = 'vjepa2-tiny-scrach': no model of that name" in message
+    assert "did you mean 'vjepa2-tiny-scratch'?" in message
+    assert "permanence.models.posterior.encoder = 'oracle': names another calibration model" in message
+
+
+@pytest.mark.parametrize("change", [
+    {"q": 1.5}, {"q": -0.5},  # q outside [0, 1]
+    {"q": None},  # known_posterior without q
+    {"predictor": "object_freezer"},  # q for another rule
+    {"predictor": "oracle"},  # unknown rule
+    {"encoder": None},  # no encoder
+    {"mode": "median"},
+    {"config": {"crop_size": 64}},  # a model's own keys on a calibration predictor
+])
+def test_bad_calibration_specs_fail_validation(change):
+    config = load()
+    spec = {"source": "calibration", "predictor": "known_posterior", "encoder": "vjepa2-tiny-scratch", "q": 0.5}
+    spec.update(change)
+    config["permanence"]["models"]["posterior"] = {k: v for k, v in spec.items() if v is not None}
+    with pytest.raises(WorkflowError, match="Error validating config file"):
+        validate(config, str(SCHEMA), set_default=True)
+
+
+def test_calibration_keys_on_another_source_fail_validation():
+    config = load()
+    config["permanence"]["models"]["vjepa2-tiny-scratch"]["predictor"] = "object_freezer"
+    with pytest.raises(WorkflowError, match="Error validating config file"):
+        validate(config, str(SCHEMA), set_default=True)
+
+
 @pytest.mark.parametrize("value", ["/nonexistent/dinov2", "./dinov2", "../dinov2", "~/dinov2",
                                    "facebook/dinov2/base", "dinov2-base", ".hidden/dinov2"])
 def test_dinov2_path_forms_that_do_not_exist_fail(value, tmp_path, monkeypatch):

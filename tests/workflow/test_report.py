@@ -24,6 +24,7 @@ WMB = "WorldMemBench (worldmembench)"
 EXPECTED = {
     "results/permanence/table3.csv": (PERM, "Table 3", "Table 3"),
     "results/permanence/table3_long.csv": (PERM, "Table 3", "Table 3"),
+    "results/permanence/object_size.csv": (PERM, "Appendix I", "Object size"),
     "results/permanence/table3_vs_paper.csv": (PERM, "Table 3", "Table 3"),
     "results/permanence/figure2.png": (PERM, "Figure 2", "Figure 2a"),
     "results/table2.csv": (WMB, "Table 2", "Table 2"),

@@ -16,7 +16,12 @@ gone worlds over the slot's whole hidden band is recorded too (three-world reado
 
 Encodings are cached by content: the key is the exact model input of the visible tokens, so a
 context shared by several conditions (the never-visible context of the moving and the stationary
-ball, the never-rendered context of both) is encoded once.
+ball, the never-rendered context of both) is encoded once. A backend that reads hidden pixels
+(``reads_hidden``: the privileged calibration predictors, permanence.calibration) is keyed on the
+whole clip instead.
+
+Calibration predictors (``source: calibration`` specs, permanence.calibration) run through the
+same Prober; :func:`main` builds them with calibration.probe_backend.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from worldmemory.common.provenance import write_job_info
 from worldmemory.common.video import read_video
 from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
-from worldmemory.models.vjepa2 import backend_from_spec, copy_last_view, describe, deterministic, weights_digest
+from worldmemory.models.vjepa2 import copy_last_view, describe, deterministic, weights_digest
+from worldmemory.permanence.calibration import probe_backend
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
@@ -77,6 +83,15 @@ def _digest(*parts) -> str:
     return h.hexdigest()
 
 
+def _positions(target: np.ndarray, tokens: np.ndarray, what: str) -> np.ndarray:
+    """Rows of the sorted ``target`` holding ``tokens``; ValueError if one is not predicted."""
+    at = np.searchsorted(target, tokens)
+    if (at >= len(target)).any() or (target[np.minimum(at, len(target) - 1)] != tokens).any():
+        missing = np.setdiff1d(tokens, target)
+        raise ValueError(f"{what} has tokens outside the predicted target set: {missing[:8].tolist()}")
+    return at
+
+
 class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
@@ -105,7 +120,7 @@ class Prober:
 
     def encode(self, x: torch.Tensor, visible: np.ndarray | None) -> tuple[torch.Tensor, list[str]]:
         tokens = self._token_pixels(x)
-        if visible is not None:
+        if visible is not None and not getattr(self.backend, "reads_hidden", False):
             tokens = tokens[:, torch.as_tensor(visible)]
         vis_bytes = b"all" if visible is None else np.asarray(visible, np.int64).tobytes()
         keys = [_digest(self.model_key.encode(), vis_bytes, t.cpu().numpy()) for t in tokens]
@@ -157,7 +172,7 @@ class Prober:
                 xs = slot_ball_x(scene["ball_x"], self.grid.tubelet_size)
                 for slot in geom.readout_slots():
                     region = geom.region(slot, xs[slot])
-                    at = np.searchsorted(target, region)
+                    at = _positions(target, region, f"{condition}: the readout region of slot {slot}")
                     p, zp, za = pred[b, at], refs["present"][b, region], refs["absent"][b, region]
                     row = {
                         "model": self.name,
@@ -173,7 +188,7 @@ class Prober:
                     }
                     if "static" in refs:
                         band = geom.band(slot)
-                        at_band = np.searchsorted(target, band)
+                        at_band = _positions(target, band, f"{condition}: the hidden band of slot {slot}")
                         worlds = {name: refs[w][b, band] for name, w in THREE_WORLDS.items()}
                         row["nearest_band"] = nearest_world(pred[b, at_band], worlds)
                     rows.append(row)
@@ -205,8 +220,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenes", required=True, type=Path, help="directory written by permanence.render")
     ap.add_argument("--model-name", required=True)
-    ap.add_argument("--spec", required=True, help="model spec (JSON) from the config")
-    ap.add_argument("--weights", default=None, help="directory of a saved VJEPA2Model (trained or prefetched)")
+    ap.add_argument("--spec", required=True,
+                    help="model spec (JSON) from the config; a calibration spec carries its encoder's as encoder_spec")
+    ap.add_argument("--weights", default=None,
+                    help="directory of a saved VJEPA2Model (trained or prefetched; a calibration model's encoder's)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=8)
@@ -220,14 +237,17 @@ def main(argv=None):
     deterministic(args.device)
     spec = json.loads(args.spec)
     manifest = json.loads((args.scenes / "manifest.json").read_text())
-    backend = backend_from_spec(spec, args.weights, args.device)
+    backend = probe_backend(spec, args.weights, args.device)
     prober = Prober(backend, args.model_name, manifest, args.scenes, args.margin)
     df = prober.run(args.batch_size)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out, index=False, float_format="%.8g")
+    identity = describe(backend.model, spec, prober.model_key)  # a calibration predictor: its encoder's
+    if hasattr(backend, "describe"):
+        identity["calibration"] = backend.describe()
     info = {  # the job's sidecar, with the packages of its environment (common.provenance)
         "model": args.model_name,
-        "identity": describe(backend.model, spec, prober.model_key),
+        "identity": identity,
         "device": args.device,
         "scenes": len({s["id"] for s in manifest["scenes"]}),
         "encoder_requests": prober.encodings.requests,

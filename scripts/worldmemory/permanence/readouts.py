@@ -41,12 +41,37 @@ def mean_token_l1(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(np.asarray(a, float) - np.asarray(b, float)).sum(axis=-1).mean())
 
 
+# Relative tolerance of a tie in the decision (see decides_present).
+TIE_RTOL = 1e-9
+
+
+def _rounding_bound(pred) -> float:
+    """How far rounding ``pred`` to its own float dtype can move d_absent - d_present.
+
+    Each element of a rounded prediction is off by at most eps/2 of its magnitude and moves
+    |pred - z_present| and |pred - z_absent| by as much in opposite directions, so the difference of
+    the mean per-token L1 distances moves by at most eps times the prediction's mean per-token L1
+    norm. Zero for exact (integer) inputs; float64 gives ~2e-16 of that norm.
+    """
+    pred = np.asarray(pred)
+    if not np.issubdtype(pred.dtype, np.floating):
+        return 0.0
+    return float(np.finfo(pred.dtype).eps) * float(np.abs(pred.astype(float)).sum(axis=-1).mean())
+
+
 def decides_present(pred: np.ndarray, z_present: np.ndarray, z_absent: np.ndarray) -> bool:
     """Whether the prediction is strictly nearer the present world (Section 3.2).
 
     A tie counts as absent: a prediction that carries no information must not score as memory.
+    A tie is |d_present - d_absent| <= max(TIE_RTOL * (d_present + d_absent), rounding bound),
+    where the rounding bound (_rounding_bound) is what storing the prediction in its float dtype
+    can change: an exact midpoint (z_present + z_absent) / 2 computed in float32 lands on either
+    side by a few 1e-9 relative for regions of a few hundred values (up to ~1e-7 when the features
+    are large against their difference), beyond TIE_RTOL alone, and must still read absent.
     """
-    return mean_token_l1(pred, z_present) < mean_token_l1(pred, z_absent)
+    d_present, d_absent = mean_token_l1(pred, z_present), mean_token_l1(pred, z_absent)
+    tolerance = max(TIE_RTOL * (d_present + d_absent), _rounding_bound(pred))
+    return d_absent - d_present > tolerance
 
 
 def signed_distance(pred: np.ndarray, z_present: np.ndarray, z_absent: np.ndarray) -> float:

@@ -50,6 +50,25 @@ def table3(curve: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return wide.round(DECIMALS), curve.round(DECIMALS)
 
 
+OBJECT_SIZE_FROM_S = 0.53  # Appendix I "Object size": the readouts from 0.53 s on
+
+
+def object_size(scenes: pd.DataFrame, from_s: float = OBJECT_SIZE_FROM_S) -> pd.DataFrame:
+    """Appendix I "Object size": P(present) per model, condition and ball radius over every
+    scene and time point from ``from_s`` on (the paper: "from 0.53 s on, the released ViT-H reads
+    a moving ball as present in 3, 3, 1 and 2% of scenes for radii of 4, 8, 16 and 32 px").
+
+    p_present pools the decisions of all (scene, slot) readouts of the cell; n_scenes and
+    n_readouts say how many. Sorted by model, condition, radius.
+    """
+    late = scenes[scenes["t_s"].round(2) >= round(from_s, 2)]
+    table = (late.assign(present=late["present"].astype(bool))
+             .groupby(["model", "condition", "radius"])
+             .agg(n_scenes=("scene_id", "nunique"), n_readouts=("present", "size"), p_present=("present", "mean"))
+             .reset_index())
+    return table.round(DECIMALS)
+
+
 def our_statistic(long: pd.DataFrame, model: str, condition: str, statistic: str) -> float:
     """Our value of one paper statistic (see STATISTIC) for run ``model``; NaN where it lacks the rows."""
     match = STATISTIC.match(statistic)
@@ -90,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--probe", nargs="+", required=True, help="per-scene probe CSVs, one per model")
     parser.add_argument("--out-wide", required=True)
     parser.add_argument("--out-long", required=True)
+    parser.add_argument("--out-size", help="the object-size breakdown of Appendix I (CSV)")
     add_paper_options(parser, "resources/paper_values/permanence_table3.csv",
                       "vith=facebook/vjepa2-vith-fpc64-256")
     args = parser.parse_args(argv)
@@ -99,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     wide, long = table3(belief_curve(scenes))
     write_csv(wide, args.out_wide)
     write_csv(long, args.out_long)
+    if args.out_size:
+        write_csv(object_size(scenes), args.out_size)
     p_columns = ["model", "condition", "carry_over_s"] + [c for c in wide.columns if c.startswith("p_")]
     print(wide[p_columns].to_string(index=False, float_format="%.2f"))
 

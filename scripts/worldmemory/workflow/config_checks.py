@@ -33,7 +33,9 @@ def check_config(config: dict) -> None:
     expanded):
 
     * a permanence model with ``source: local`` needs ``path`` to be a saved model directory
-      (with config.json); one with ``source: hf`` needs ``id`` of the form owner/name;
+      (with config.json); one with ``source: hf`` needs ``id`` of the form owner/name; one with
+      ``source: calibration`` needs ``encoder`` to name another permanence model that is not a
+      calibration one (its encoder reads the fill);
     * the top-level ``dinov2`` is decided by its form: an existing directory is a local model
       (it must hold config.json); otherwise a string of the form owner/name (exactly one slash,
       Hugging Face's characters, not starting with '/', '.' or '~') is a Hugging Face id; anything
@@ -74,9 +76,21 @@ def _model_dir(key: str, path: str, fix: str):
 
 
 def _permanence_paths(study: dict):
-    for name, spec in study.get("models", {}).items():
+    models = study.get("models", {})
+    for name, spec in models.items():
         key = f"permanence.models.{name}"
-        if spec.get("source") == "local":
+        if spec.get("source") == "calibration":
+            encoder = spec.get("encoder")
+            others = sorted(m for m, s in models.items() if s.get("source") != "calibration")
+            if encoder not in models:
+                close = difflib.get_close_matches(str(encoder), others, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                yield (f"{key}.encoder = {encoder!r}: no model of that name in permanence.models; expected one "
+                       f"of: {', '.join(others) or 'none'}. Fix: {hint}name the model whose encoder reads the fill")
+            elif models[encoder].get("source") == "calibration":
+                yield (f"{key}.encoder = {encoder!r}: names another calibration model; a calibration predictor "
+                       f"reads its fill through a model's encoder. Fix: name one of: {', '.join(others) or 'none'}")
+        elif spec.get("source") == "local":
             yield from _model_dir(
                 f"{key}.path", spec["path"],
                 "point it at a saved VJEPA2Model directory (config.json and *.safetensors), or use "
