@@ -289,3 +289,20 @@ def test_an_external_estimators_command_is_checked_before_any_job():
     assert "worldmembench.perception.camera.command: command template" in text and "inside double quotes" in text
     config["worldmembench"]["perception"]["camera"]["command"] = "da3 --video {video} --out {out}"
     check_config(config)
+
+
+def test_the_commented_calibration_rows_of_the_default_wire_up(tmp_path, snakemake, job_counts):
+    """config.yaml ships the calibration rows commented out (beyond the main job's budget); the
+    README says uncomment them: then Table 3 probes each through the embedded model's weights."""
+    text = (REPO / "config" / "config.yaml").read_text()
+    lines = [line for line in text.splitlines() if line.startswith("    # calib-")]
+    assert len(lines) == 4
+    for line in lines:
+        text = text.replace(line, "    " + line[len("    # "):])
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    dry = snakemake(tmp_path, config, "-n", "-p", "results/permanence/table3.csv")
+    assert job_counts(dry.stdout)["permanence_probe"] == 5
+    for name in ("calib-oracle", "calib-freezer", "calib-extrapolation", "calib-posterior-0.75"):
+        assert f"--model-name {name} " in dry.stdout
+    assert dry.stdout.count("--weights results/models/vjepa2-tiny-scratch") == 5
