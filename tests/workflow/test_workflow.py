@@ -97,11 +97,15 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path, snakemake):
     """config/paper.yaml's models, with their weights already prefetched (the network boundary):
     tiny random VJEPA2Models stand in for the released ones, and the paper's numbers print beside ours."""
     models = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["permanence"]["models"]
-    assert {m["id"] for m in models.values()} == {f"facebook/vjepa2-vit{s}-fpc64-256" for s in "lhg"}
+    released = {name: m for name, m in models.items() if m["source"] == "hf"}
+    assert {m["id"] for m in released.values()} == {f"facebook/vjepa2-vit{s}-fpc64-256" for s in "lhg"}
+    calibration = {name for name, m in models.items() if m["source"] == "calibration"}
+    assert calibration and {models[name]["encoder"] for name in calibration} <= set(released)
     result = snakemake(tmp_path, paper_stand_in(tmp_path, weights_in=tmp_path), "results/permanence/table3.csv")
     assert "prefetch_model" not in result.stdout + result.stderr  # weights were already there
     side = pd.read_csv(tmp_path / "results" / "permanence" / "table3_vs_paper.csv")
-    assert set(side["run"]) == set(models)
+    assert set(side["run"]) == set(released)  # the calibration rows have no paper numbers
+    assert "calib-oracle" in set(pd.read_csv(tmp_path / "results" / "permanence" / "table3.csv")["model"])
     assert side["paper"].notna().all() and side["ours"].notna().any()
     assert "p_present@0.00" in result.stdout + result.stderr
 
@@ -113,10 +117,16 @@ def paper_stand_in(tmp_path, weights_in=None):
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     tiny = yaml.safe_load(TINY.read_text())
     micro = tiny["permanence"]["models"]["tiny-test-random"]["config"]
-    for i, name in enumerate(paper["permanence"]["models"] if weights_in else []):
+    released = [name for name, m in paper["permanence"]["models"].items() if m["source"] == "hf"]
+    for i, name in enumerate(released if weights_in else []):
         build_model(micro, seed=i).save_pretrained(weights_in / "resources" / "models" / name)
+    # one calibration row runs through the real rules (the four differ only in their fill, tested
+    # in tests/permanence/test_calibration.py); the others would only add minutes
+    models = {name: m for name, m in paper["permanence"]["models"].items()
+              if m["source"] == "hf" or name == "calib-oracle"}
     config = {**paper, "device": "cpu", "threads": 2,
-              "permanence": {**paper["permanence"], "scenes": tiny["permanence"]["scenes"], "batch_size": 4}}
+              "permanence": {**paper["permanence"], "models": models, "scenes": tiny["permanence"]["scenes"],
+                             "batch_size": 4}}
     path = tmp_path / "paper_tiny.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -128,7 +138,7 @@ def test_switching_to_the_papers_config_rebuilds_the_table(two_runs, tmp_path, s
     config). The checkpoints are fetched, the paper models probed and the table rebuilt."""
     jobs = job_counts(snakemake(two_runs[0], paper_stand_in(tmp_path), "-n",
                                 "results/permanence/table3.csv").stdout)
-    assert jobs == {"prefetch_model": 3, "permanence_probe": 3, "permanence_table3": 1}
+    assert jobs == {"prefetch_model": 3, "permanence_probe": 4, "permanence_table3": 1}  # 3 released, 1 calibration
 
 
 def test_a_config_switch_rebuilds_the_tables_even_without_snakemakes_metadata(two_runs, tmp_path, snakemake,
