@@ -35,7 +35,12 @@ if "permanence" in config:
 
     include: "rules/permanence.smk"
 
-    MAIN_TARGETS += ["results/permanence/table3.csv", "results/permanence/figure2.png"]
+    MAIN_TARGETS += [
+        "results/permanence/table3.csv",
+        "results/permanence/figure2.png",
+        "results/permanence/figure7.png",
+        "results/permanence/table9.csv",
+    ]
 
 
 if "worldmembench" in config:

@@ -9,15 +9,42 @@ TRAIN_PRIORITY = CHAIN_PRIORITY + 1
 
 # The study's category in `snakemake --report` (captions under report/).
 PERM_REPORT = "Tracking Is Not Permanence (permanence)"
+# As the paper draws its figures: released checkpoints grey, ViT-H thick with its control red.
+FIGURE_STYLE_ARGS = shlex.join(
+    ["--released", *models_of_source("hf")]
+    + [a for m in PAPER_MODELS if PERM_MODELS[m]["id"] == FIGURE2_HIGHLIGHT for a in ("--highlight", m)]
+)
+
+
+# Scene sets: the main scenes, a frame rate's (Appendix I, "Frame rate") and the tube query's
+# (Appendix I, pretraining-consistent query: 1.1 or 2.1 s of visible approach) -> render arguments.
+SCENE_SETS = {
+    "scenes": [],
+    "scenes_fps15": ["--fps", "15"],
+    "scenes_fps30": ["--fps", "30"],
+    "scenes_tube11": ["--approach-frames", "8"],
+    "scenes_tube21": ["--approach-frames", "16"],
+}
+# Queries beyond the main one, each outside the main job -> (the scene set it reads, probe --query).
+QUERIES = {
+    "reveal": ("scenes", "reveal"),
+    "fps15": ("scenes_fps15", "main"),
+    "fps30": ("scenes_fps30", "main"),
+    "tube11": ("scenes_tube11", "tube"),
+    "tube21": ("scenes_tube21", "tube"),
+    "tube21_sparse": ("scenes_tube21", "tube_sparse"),
+}
 
 
 rule permanence_scenes:
     output:
-        directory("results/permanence/scenes"),
+        directory("results/permanence/{scenes}"),
     log:
-        "results/logs/permanence/scenes.log",
+        "results/logs/permanence/{scenes}.log",
     benchmark:
-        benchmark_tsv("permanence/scenes")
+        benchmark_tsv("permanence/{scenes}")
+    wildcard_constraints:
+        scenes="|".join(SCENE_SETS),
     priority: CHAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
@@ -29,9 +56,10 @@ rule permanence_scenes:
         radii=PERM["scenes"]["radii"],
         distractors=PERM["scenes"]["distractors"],
         seeds=PERM["scenes"]["seeds"],
+        set_args=lambda wc: shlex.join(SCENE_SETS[wc.scenes]),
     shell:
         "python -m worldmemory.permanence.render --out {output:q} --radii {params.radii:q}"
-        " --distractors {params.distractors:q} --seeds {params.seeds:q} 2>&1 | tee {log:q}"
+        " --distractors {params.distractors:q} --seeds {params.seeds:q} {params.set_args} 2>&1 | tee {log:q}"
 
 
 # A trained model is protected: Snakemake makes it read-only and never deletes it to rebuild; after
@@ -90,6 +118,16 @@ rule prefetch_model:
         " --target {output:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
+# The probe's command, shared by the main query and the other queries of Section 3.3.
+PROBE_CMD = (
+    "python -m worldmemory.permanence.probe --scenes {input.scenes:q} --model-name {wildcards.model:q}"
+    " --spec {params.spec:q} {params.weights_args} --device {params.device:q} --threads {threads:q}"
+    " --batch-size {params.batch:q} --margin {params.margin:q} --query {params.query:q}"
+    " --out {output.csv:q} --out-info {output.info:q} --out-features {output.features:q} 2>&1 | tee {log:q}"
+)
+
+
+# The main query and its controls (Table 3), with the region means for the linear readouts (Table 9).
 rule permanence_probe:
     input:
         scenes="results/permanence/scenes",
@@ -97,6 +135,7 @@ rule permanence_probe:
     output:
         csv="results/permanence/probe/{model}.csv",
         info="results/permanence/probe/{model}.json",
+        features="results/permanence/probe/{model}.npz",
     log:
         "results/logs/permanence/probe_{model}.log",
     benchmark:
@@ -115,11 +154,42 @@ rule permanence_probe:
         batch=PERM["batch_size"],
         margin=PERM["readout_margin_px"],
         device=DEVICE,
+        query="main",
     shell:
-        "python -m worldmemory.permanence.probe --scenes {input.scenes:q} --model-name {wildcards.model:q}"
-        " --spec {params.spec:q} {params.weights_args} --device {params.device:q} --threads {threads:q}"
-        " --batch-size {params.batch:q} --margin {params.margin:q} --out {output.csv:q} --out-info {output.info:q}"
-        " 2>&1 | tee {log:q}"
+        PROBE_CMD
+
+
+# The other queries (reveal at the end: Figure 3; the frame rates and the tube query of Appendix I).
+rule permanence_query:
+    input:
+        scenes=lambda wc: f"results/permanence/{QUERIES[wc.query][0]}",
+        weights=model_weights,
+    output:
+        csv="results/permanence/queries/{query}/{model}.csv",
+        info="results/permanence/queries/{query}/{model}.json",
+        features="results/permanence/queries/{query}/{model}.npz",
+    log:
+        "results/logs/permanence/{query}_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/{query}_{model}")
+    wildcard_constraints:
+        query="|".join(QUERIES),
+    conda:
+        "../envs/torch.yaml"
+    threads: lambda wc: probe_threads(wc.model)
+    resources:
+        mem_mb=8000,
+        runtime=120,
+        gpu=GPU,
+    params:
+        spec=lambda wc: json.dumps(probe_spec(wc.model), sort_keys=True),
+        weights_args=lambda wc, input: shlex.join(["--weights", input.weights]) if input.weights else "",
+        batch=PERM["batch_size"],
+        margin=PERM["readout_margin_px"],
+        device=DEVICE,
+        query=lambda wc: QUERIES[wc.query][1],
+    shell:
+        PROBE_CMD
 
 
 rule permanence_table3:
@@ -211,14 +281,137 @@ rule permanence_figure2:
         runtime=10,
     params:
         config_sha=CONFIG_SHA,
-        # As the paper draws it: released checkpoints grey, ViT-H thick with its control red.
-        style_args=shlex.join(
-            ["--released", *models_of_source("hf")]
-            + [a for m in PAPER_MODELS if PERM_MODELS[m]["id"] == FIGURE2_HIGHLIGHT for a in ("--highlight", m)]
-        ),
+        style_args=FIGURE_STYLE_ARGS,
     shell:
         "(python -m worldmemory.permanence.figures --long {input.long:q} --png {output.png:q} --pdf {output.pdf:q}"
         " {params.style_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
+
+
+# Belief curves of a query other than the main one, laid out as Table 3 (reveal: the gap under either reveal).
+rule permanence_query_table:
+    input:
+        probes=expand("results/permanence/queries/{{query}}/{model}.csv", model=sorted(PERM_MODELS)),
+    output:
+        wide="results/permanence/queries/{query}.csv",
+        long="results/permanence/queries/{query}_long.csv",
+    log:
+        "results/logs/permanence/{query}_table.log",
+    benchmark:
+        benchmark_tsv("permanence/{query}_table")
+    wildcard_constraints:
+        query="|".join(QUERIES),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m worldmemory.permanence.tables --probe {input.probes:q} --out-wide {output.wide:q}"
+        " --out-long {output.long:q} 2>&1 | tee {log:q}"
+
+
+rule permanence_figure3:
+    input:
+        long="results/permanence/table3_long.csv",
+        reveal="results/permanence/queries/reveal_long.csv",
+        infos=expand("results/permanence/queries/reveal/{model}.json", model=sorted(PERM_MODELS)),
+        config=CONFIG_STAMP,
+    output:
+        png=report(
+            "results/permanence/figure3.png",
+            caption="../report/permanence_figure3.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 3",
+        ),
+        pdf="results/permanence/figure3.pdf",
+        provenance="results/permanence/figure3.json",
+    log:
+        "results/logs/permanence/figure3.log",
+    benchmark:
+        benchmark_tsv("permanence/figure3")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+        style_args=FIGURE_STYLE_ARGS,
+    shell:
+        "(python -m worldmemory.permanence.figures --figure 3 --long {input.long:q} --long {input.reveal:q}"
+        " --png {output.png:q} --pdf {output.pdf:q} {params.style_args}"
+        " && python -m worldmemory.common.provenance --config {input.config:q}"
+        " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
+
+
+rule permanence_figure7:
+    input:
+        long="results/permanence/table3_long.csv",
+        infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
+        config=CONFIG_STAMP,
+    output:
+        png=report(
+            "results/permanence/figure7.png",
+            caption="../report/permanence_figure7.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 7",
+        ),
+        pdf="results/permanence/figure7.pdf",
+        provenance="results/permanence/figure7.json",
+    log:
+        "results/logs/permanence/figure7.log",
+    benchmark:
+        benchmark_tsv("permanence/figure7")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+    shell:
+        "(python -m worldmemory.permanence.figures --figure 7 --long {input.long:q}"
+        " --png {output.png:q} --pdf {output.pdf:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q}"
+        " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"
+
+
+# Appendix I, Table 9: the encoder's linear probe applied to the prediction, and a probe fitted on it.
+rule permanence_table9:
+    input:
+        features=expand("results/permanence/probe/{model}.npz", model=sorted(PERM_MODELS)),
+        infos=expand("results/permanence/probe/{model}.json", model=sorted(PERM_MODELS)),
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/permanence/table9.csv",
+            caption="../report/permanence_table9.rst",
+            category=PERM_REPORT,
+            subcategory="Table 9",
+        ),
+        provenance="results/permanence/table9.json",
+    log:
+        "results/logs/permanence/table9.log",
+    benchmark:
+        benchmark_tsv("permanence/table9")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    params:
+        config_sha=CONFIG_SHA,
+    shell:
+        "(python -m worldmemory.permanence.linear_readouts --features {input.features:q} --out {output.table:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q}"
+        " --model-info {input.infos:q} --outputs {output.table:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"

@@ -30,7 +30,7 @@ RULE_FILES = sorted((REPO / "rules").glob("*.smk"))
 PACKAGE = REPO / "scripts"
 # import name -> distribution name, where they differ
 DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg", "cv2": "opencv-python-headless",
-                "huggingface_hub": "huggingface-hub"}
+                "huggingface_hub": "huggingface-hub", "sklearn": "scikit-learn"}
 NOT_A_JOB = {"all"}  # rules that run nothing
 
 

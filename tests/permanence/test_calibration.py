@@ -100,6 +100,18 @@ def test_oracle_keeps_the_ball_at_every_slot_and_the_control_reads_absent(run):
         assert (df.loc[df["condition"] == f"{motion}_never_rendered", "e"] < 0).all()
     moving = df[df["condition"] == "moving"]
     assert (moving["nearest_band"] == "moving").all()
+    assert (p_present(df, "moving_exit") == 0.0).all()  # the exit ball left the frame: nothing hidden
+
+
+def test_oracle_under_the_reveal_query_reads_the_world_each_reveal_shows(inner, manifest, scenes):
+    """Reveal at the end (Section 3.3): the oracle fills the gap with the revealed world's pixels."""
+    prober = CachedProber(CalibrationPredictor(inner, "persistence_oracle"), "oracle", manifest, scenes,
+                          query="reveal")
+    df = prober.run(batch_size=4, log=lambda *_: None)
+    for motion in MAINS:
+        assert (p_present(df, f"{motion}_reveal_present") == 1.0).all()
+        assert (p_present(df, f"{motion}_reveal_absent") == 0.0).all()
+    assert sorted(df["slot"].unique()) == list(range(N_SLOTS - 2))
 
 
 # -- 2. object freezer: the static world ----------------------------------------------------------
@@ -176,7 +188,7 @@ def test_prober_refuses_a_region_outside_the_target(inner, manifest, scenes):
     short = full[full >= prober.grid.side**2 * (prober.event_slot + 1)]  # the event's slot left out
     with torch.inference_mode():
         refs = {w: inner.encode(prober._load(batch, w)) for w in ("present", "absent", "static")}
-    preds = {"moving": (refs["present"][:, torch.as_tensor(short)], short)}
+    preds = {"moving": (refs["present"][:, torch.as_tensor(short)], short, geom.readout_slots())}
     with pytest.raises(ValueError, match="outside the predicted target set"):
         prober._readouts("moving", batch, geom, refs, preds)
 
@@ -258,3 +270,16 @@ def test_cli_probes_a_calibration_spec_and_table3_lists_it(scenes, tmp_path, run
     assert set(wide["model"]) == {"extrapolation", "persistence_oracle"}
     assert wide.loc[(wide["model"] == "persistence_oracle") & (wide["condition"] == "moving"),
                     "carry_over_s"].item() == pytest.approx(both["t_s"].max(), abs=1e-6)
+
+
+@pytest.mark.parametrize("query", ["tube", "tube_sparse"])
+def test_oracle_under_the_tube_query_keeps_the_ball_in_the_block(inner, tmp_path, query):
+    """Pretraining-consistent query (Appendix I): the oracle fills the block with the present world
+    (1.00 at every slot from the entry), the never-rendered control with no ball (0.00)."""
+    write_scenes(tmp_path, radii=RADII, distractors=[2], n_seeds=1, approach_frames=16)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    prober = probe.Prober(CalibrationPredictor(inner, "persistence_oracle"), "oracle", manifest, tmp_path,
+                          query=query)
+    df = prober.run(batch_size=4, log=lambda *_: None)
+    assert (p_present(df, "moving") == 1.0).all() and (p_present(df, "moving_never_rendered") == 0.0).all()
+    assert sorted(df["slot"].unique()) == list(range(N_SLOTS - 6))  # 16 frames of approach: 8 slots before

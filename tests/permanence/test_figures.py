@@ -1,3 +1,4 @@
+import math
 import os
 import struct
 import subprocess
@@ -5,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from worldmemory.permanence.figures import figure2
+import pytest
+from worldmemory.permanence.figures import figure2, figure3, figure7, read_long
 
 REPO = Path(__file__).resolve().parents[2]
 T = [slot * 2 / 7.5 for slot in range(14)]
@@ -90,3 +92,186 @@ def test_cli(tmp_path):
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, check=True,
     )
     assert png_size(tmp_path / "f.png")[0] > 500
+
+
+# --- Figures 3 and 7: small curves by hand, with every column of readouts.belief_curve ---------------
+
+COLUMNS = ["model", "condition", "slot", "t_s", "n", "n_present", "p_present", "ci_lo", "ci_hi", "e_mean",
+           "alpha_mean", "frac_moving", "frac_static", "frac_gone", "ttest_t", "ttest_p"]
+
+
+def hand_rows(model, condition, p_present, fracs=None):
+    """One row per slot from slot 0; ``fracs`` a (moving, static, gone) triple per slot, or NaN."""
+    rows = []
+    for slot, p in enumerate(p_present):
+        moving, static, gone = fracs[slot] if fracs else (math.nan,) * 3
+        rows.append({"model": model, "condition": condition, "slot": slot, "t_s": T[slot], "n": 20,
+                     "n_present": round(20 * p), "p_present": p, "ci_lo": max(p - 0.2, 0.0),
+                     "ci_hi": min(p + 0.2, 1.0), "e_mean": p - 0.5, "alpha_mean": p, "frac_moving": moving,
+                     "frac_static": static, "frac_gone": gone, "ttest_t": math.nan, "ttest_p": math.nan})
+    return rows
+
+
+def lines_by_label(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+# Figure 7: fractions that differ per world, per model and per slot, so a swapped column shows.
+FRACS_A = [(0.6, 0.3, 0.1), (0.5, 0.3, 0.2), (math.nan,) * 3, (0.1, 0.2, 0.7), (0.0, 0.1, 0.9)]
+FRACS_B = [(0.2, 0.7, 0.1), (0.1, 0.8, 0.1), (0.1, 0.6, 0.3), (0.0, 0.4, 0.6), (0.0, 0.2, 0.8)]
+FRACS_CONTROL = [(0.0, 0.0, 1.0)] * 5
+
+
+def three_worlds_curve() -> pd.DataFrame:
+    p = [0.9, 0.5, 0.4, 0.3, 0.2]
+    rows = (hand_rows("released", "moving", p, FRACS_A)
+            + hand_rows("released", "moving_never_rendered", p, FRACS_CONTROL)  # not drawn: main only
+            + hand_rows("v2", "stationary", p, FRACS_CONTROL)  # not drawn: the moving ball only
+            + hand_rows("v2", "moving", p, FRACS_B)
+            + hand_rows("no_fractions", "moving", p)  # readout not computed: skipped
+            + hand_rows("stationary_only", "stationary", p, FRACS_B))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def test_figure7_draws_the_three_worlds_per_model(tmp_path):
+    fig = figure7(three_worlds_curve(), tmp_path / "f7.png", tmp_path / "f7.pdf")
+    assert png_size(tmp_path / "f7.png")[0] > 500 and (tmp_path / "f7.pdf").read_bytes()[:5] == b"%PDF-"
+    # one panel per model with fractions of the moving ball, in the curve's order
+    assert [ax.get_title() for ax in fig.axes] == ["released", "v2"]
+    for ax, fracs in zip(fig.axes, (FRACS_A, FRACS_B)):
+        lines = lines_by_label(ax)
+        assert sorted(lines) == ["gone", "moving", "static"]
+        kept = [(slot, f) for slot, f in enumerate(fracs) if not math.isnan(f[0])]  # NaN rows skipped
+        for i, world in enumerate(("moving", "static", "gone")):
+            assert list(lines[world].get_xdata()) == [T[slot] for slot, _ in kept]
+            assert list(lines[world].get_ydata()) == [f[i] for _, f in kept], world
+        assert ax.get_ylim() == (-0.02, 1.02)
+    # the panels share y, and the first two tubelets are shaded (moving and static overlap there)
+    assert fig.axes[0].get_shared_y_axes().joined(fig.axes[0], fig.axes[1])
+    assert len(fig.axes[0].patches) == 1
+
+
+def test_figure7_without_the_moving_condition_raises(tmp_path):
+    curve = three_worlds_curve()
+    without = curve[curve["condition"] != "moving"]
+    with pytest.raises(ValueError, match="'moving' condition"):
+        figure7(without, tmp_path / "f.png", tmp_path / "f.pdf")
+    no_fractions = curve.assign(frac_moving=math.nan, frac_static=math.nan, frac_gone=math.nan)
+    with pytest.raises(ValueError, match="'moving' condition"):
+        figure7(no_fractions, tmp_path / "f.png", tmp_path / "f.pdf")
+    assert not (tmp_path / "f.png").exists()
+
+
+# Figure 3: five slots in the window, the reveal conditions cover the first three (the gap).
+MAIN_P = [0.9, 0.1, 0.2, 0.3, 0.4]
+PRESENT_P = [0.95, 0.6, 0.8]
+ABSENT_P = [0.7, 0.05, 0.0]
+STATIONARY_P = [0.8, 0.7, 0.6, 0.5, 0.4]
+
+
+def reveal_curves() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(main table, reveal query): the released model has both, ``no_reveal`` only the main table."""
+    main = pd.DataFrame(hand_rows("released", "moving", MAIN_P) + hand_rows("released", "stationary", STATIONARY_P)
+                        + hand_rows("no_reveal", "moving", MAIN_P), columns=COLUMNS)
+    reveal = pd.DataFrame(hand_rows("released", "moving_reveal_present", PRESENT_P)
+                          + hand_rows("released", "moving_reveal_absent", ABSENT_P)
+                          + hand_rows("released", "stationary_reveal_present", PRESENT_P), columns=COLUMNS)
+    return main, reveal
+
+
+def test_figure3_reveal_present_solid_absent_dashed_no_reveal_dotted_over_the_gap(tmp_path):
+    main, reveal = reveal_curves()
+    fig = figure3(pd.concat([main, reveal]), tmp_path / "f3.png", tmp_path / "f3.pdf")
+    assert png_size(tmp_path / "f3.png")[0] > 500 and (tmp_path / "f3.pdf").read_bytes()[:5] == b"%PDF-"
+    moving, stationary = fig.axes[:2]
+    assert "Moving" in moving.get_title() and "Figure 3" in moving.get_title()
+    gap = T[:3]
+
+    lines = lines_by_label(moving)
+    assert sorted(lines) == sorted(["released, reveal shows the object", "released, reveal shows its absence",
+                                    "released, no reveal", "chance"])  # no_reveal has no reveal: skipped
+    present, absent = lines["released, reveal shows the object"], lines["released, reveal shows its absence"]
+    assert present.get_linestyle() == "-" and list(present.get_ydata()) == PRESENT_P
+    assert absent.get_linestyle() == "--" and list(absent.get_ydata()) == ABSENT_P
+    no_reveal = lines["released, no reveal"]
+    assert no_reveal.get_linestyle() == ":"
+    assert list(no_reveal.get_xdata()) == gap and list(no_reveal.get_ydata()) == MAIN_P[:3]
+    assert list(present.get_xdata()) == list(absent.get_xdata()) == gap
+    assert list(lines["chance"].get_ydata()) == [0.5, 0.5] and lines["chance"].get_linestyle() == ":"
+    # one colour per model for its three lines
+    assert present.get_color() == absent.get_color() == no_reveal.get_color()
+
+    # stationary: only the object's reveal was run; the main condition still only over its gap
+    lines = lines_by_label(stationary)
+    assert "released, reveal shows its absence" not in lines
+    assert list(lines["released, reveal shows the object"].get_ydata()) == PRESENT_P
+    assert list(lines["released, no reveal"].get_xdata()) == gap
+    assert list(lines["released, no reveal"].get_ydata()) == STATIONARY_P[:3]
+
+
+def test_figure3_paper_styles(tmp_path):
+    main, reveal = reveal_curves()
+    reveal = pd.concat([reveal, reveal.assign(model="v2")])
+    curve = pd.concat([main, reveal])
+    fig = figure3(curve, tmp_path / "f.png", tmp_path / "f.pdf", released=["released"], highlight="v2")
+    lines = lines_by_label(fig.axes[0])
+    assert lines["released, reveal shows the object"].get_color() == "0.6"
+    assert lines["v2, reveal shows the object"].get_color() == "black"
+    assert "v2, no reveal" not in lines
+
+
+def test_figure3_without_reveal_conditions_raises(tmp_path):
+    main, _ = reveal_curves()
+    with pytest.raises(ValueError, match=r"moving_reveal_present.*queries/reveal/\{model\}\.csv"):
+        figure3(main, tmp_path / "f.png", tmp_path / "f.pdf")
+
+
+def test_read_long_keeps_each_condition_from_the_first_file(tmp_path):
+    main, reveal = reveal_curves()
+    # a reveal table that repeats the main condition with other numbers: the main table's is kept
+    repeated = pd.concat([reveal, main[main["model"] == "released"].assign(p_present=0.0)])
+    main.to_csv(tmp_path / "main.csv", index=False)
+    repeated.to_csv(tmp_path / "reveal.csv", index=False)
+    curve = read_long([tmp_path / "main.csv", tmp_path / "reveal.csv"])
+    assert len(curve) == len(main) + len(reveal)
+    moving = curve[(curve["model"] == "released") & (curve["condition"] == "moving")]
+    assert list(moving["p_present"]) == MAIN_P
+
+
+def run_cli(*args):
+    subprocess.run([sys.executable, "-m", "worldmemory.permanence.figures", *map(str, args)],
+                   cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, check=True)
+
+
+@pytest.mark.parametrize("figure", ["3", "7"])
+def test_cli_figures_3_and_7_are_byte_stable(tmp_path, figure):
+    main, reveal = reveal_curves()
+    if figure == "7":
+        main = three_worlds_curve()
+    main.to_csv(tmp_path / "table3_long.csv", index=False)
+    reveal.to_csv(tmp_path / "reveal_long.csv", index=False)
+    longs = ["--long", tmp_path / "table3_long.csv"] + (["--long", tmp_path / "reveal_long.csv"] * (figure == "3"))
+    for run in ("a", "b"):
+        run_cli(*longs, "--figure", figure, "--png", tmp_path / f"{run}.png", "--pdf", tmp_path / f"{run}.pdf",
+                "--released", "released")
+    assert png_size(tmp_path / "a.png")[0] > 500 and (tmp_path / "a.pdf").read_bytes()[:5] == b"%PDF-"
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+    # the CLI draws the figure asked for, from all the --long files
+    if figure == "3":
+        figure3(pd.concat([main, reveal]), tmp_path / "c.png", tmp_path / "c.pdf", released=["released"])
+    else:
+        figure7(main, tmp_path / "c.png", tmp_path / "c.pdf")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "c.png").read_bytes()
+
+
+def test_cli_figure3_needs_the_reveal_table(tmp_path):
+    main, _ = reveal_curves()
+    main.to_csv(tmp_path / "table3_long.csv", index=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "worldmemory.permanence.figures", "--long", str(tmp_path / "table3_long.csv"),
+         "--figure", "3", "--png", str(tmp_path / "f.png"), "--pdf", str(tmp_path / "f.pdf")],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")}, capture_output=True, text=True,
+    )
+    assert done.returncode != 0 and "queries/reveal" in done.stderr
+    assert not (tmp_path / "f.png").exists()

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
-from worldmemory.permanence.render import EVENT_FRAME, WINDOW_START, expected_ball_x
+from worldmemory.permanence.render import EVENT_FRAME, WINDOW_START, approach_timing, expected_ball_x
 
 GRID = TokenGrid(crop_size=128, patch_size=16)  # 8 x 8 patches of 32 scene px, 16 slots
 
@@ -74,3 +74,20 @@ def test_slots_and_time_points():
 def test_grid_rejects_inconsistent_sizes():
     with pytest.raises(ValueError):
         TokenGrid(crop_size=100, patch_size=16)
+
+
+@pytest.mark.parametrize("radius", [8, 32])
+def test_the_tube_block_holds_every_readout_region_from_the_entry_and_the_approach_the_rest(radius):
+    clip = approach_timing(8)
+    geom = ProbeGeometry(GRID, radius, event_slot=(clip.event_frame - clip.window_start) // 2)
+    xs = slot_ball_x([expected_ball_x("moving", f, clip) for f in clip.frames()])
+    entry_x = expected_ball_x("moving", clip.event_frame, clip)
+    block, approach = geom.block(entry_x), geom.approach(entry_x)
+    for slot in geom.readout_slots():
+        assert np.isin(geom.region(slot, xs[slot]), block).all()
+    band = geom.hidden(0)
+    assert np.intersect1d(block, approach).size == 0 and np.array_equal(np.union1d(block, approach), band)
+    assert approach.size > 0
+    # the same block in every slot: a tube
+    per_slot = block.reshape(GRID.slots, -1) - (np.arange(GRID.slots) * GRID.side**2)[:, None]
+    assert (per_slot == per_slot[0]).all()

@@ -47,10 +47,11 @@ def test_every_condition_scene_and_slot_is_read(readouts):
 
 
 def test_shared_contexts_are_encoded_once(prober, readouts):
-    # Per scene: moving 3 references + 3 contexts, stationary 2 + 3; the never-visible and the
-    # never-rendered contexts are the same model input for both motions.
-    assert prober.encodings.requests == 2 * 11
-    assert prober.encodings.computed == 2 * 9
+    # Per scene: moving 3 references + 4 contexts (main, never visible, never rendered, exit),
+    # stationary 2 + 3; the never-visible and the never-rendered contexts are the same model input
+    # for both motions.
+    assert prober.encodings.requests == 2 * 12
+    assert prober.encodings.computed == 2 * 10
     assert prober.predictions.requests - prober.predictions.computed == 2 * 2
 
 
@@ -74,7 +75,7 @@ def _refs_and_preds(prober, scenes, world):
     target = geom.hidden(geom.event_slot)
     with torch.inference_mode():
         refs = {w: prober.backend.encode(prober._load(batch, w)) for w in ("present", "absent", "static")}
-    preds = {"moving": (refs[world][:, torch.as_tensor(target)], target)}
+    preds = {"moving": (refs[world][:, torch.as_tensor(target)], target, geom.readout_slots())}
     return pd.DataFrame(prober._readouts("moving", batch, geom, refs, preds))
 
 
@@ -103,7 +104,116 @@ def test_probe_is_deterministic(prober, readouts):
 def test_cli_writes_readouts_and_identity(scenes, tmp_path):
     spec = json.dumps({"source": "random", "config": TINY, "seed": 1})
     probe.main(["--scenes", str(scenes), "--model-name", "tiny", "--spec", spec, "--threads", "1",
-                "--out", str(tmp_path / "p.csv"), "--out-info", str(tmp_path / "p.json")])
+                "--out", str(tmp_path / "p.csv"), "--out-info", str(tmp_path / "p.json"),
+                "--out-features", str(tmp_path / "p.npz")])
     info = json.loads((tmp_path / "p.json").read_text())
     assert info["identity"]["class"] == "VJEPA2Model" and info["encoder_passes_saved"] == 4
-    assert len(pd.read_csv(tmp_path / "p.csv")) == len(CONDITIONS) * 2 * 14
+    assert info["query"] == "main"
+    rows = pd.read_csv(tmp_path / "p.csv")
+    assert len(rows) == len(CONDITIONS) * 2 * 14
+    features = np.load(tmp_path / "p.npz", allow_pickle=False)
+    assert len(features["pred"]) == len(rows) and features["pred"].shape[1] == TINY["hidden_size"]
+    # one reference pair per motion, scene and slot: moving and stationary, 2 scenes, 14 slots
+    assert len(features["z_present"]) == 2 * 2 * 14
+    ordered = rows[["condition", "scene_id", "slot"]]
+    assert (ordered["condition"].to_numpy() == features["condition"]).all()
+    assert (ordered["slot"].to_numpy() == features["slot"]).all()
+
+
+def test_the_exit_control_reads_a_ball_that_left_on_the_main_axis(prober, readouts, scenes):
+    """Appendix I: the exit ball is visible before the mask, so its context differs from the
+    never-rendered one; it is read against the main condition's references like every control."""
+    exit_rows = readouts[readouts["condition"] == "moving_exit"]
+    assert len(exit_rows) == 2 * 14 and not readouts["condition"].eq("stationary_exit").any()
+    never = readouts[readouts["condition"] == "moving_never_rendered"]
+    assert not np.allclose(exit_rows["d_present"].to_numpy(), never["d_present"].to_numpy())
+
+
+@pytest.fixture(scope="module")
+def reveal(prober):
+    reveal_prober = probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="reveal")
+    return reveal_prober, reveal_prober.run(batch_size=4, log=lambda *_: None)
+
+
+def test_the_reveal_query_reads_the_gap_under_both_reveals(reveal):
+    reveal_prober, rows = reveal
+    expected = {f"{m}_reveal_{w}" for m in probe.MOTIONS for w in ("present", "absent")}
+    assert set(rows["condition"]) == expected
+    # the last four frames (two tubelets) are visible: the gap is slots 0..11 of 14
+    assert rows.groupby("condition")["slot"].apply(lambda s: sorted(set(s)) == list(range(12))).all()
+    assert len(rows) == len(expected) * 2 * 12
+
+
+def test_the_reveal_shows_the_band_in_the_last_four_frames_only(prober, scenes):
+    """The revealed worlds' contexts differ (the band is visible at the end) while the main query's
+    contexts of the same two worlds are bit-identical."""
+    manifest = json.loads((scenes / "manifest.json").read_text())
+    batch = [s for s in manifest["scenes"] if s["motion"] == "moving" and s["radius"] == 32]
+    geom = ProbeGeometry(prober.grid, 32)
+    hidden = geom.hidden(geom.event_slot, prober.grid.slots - probe.REVEAL_FRAMES // prober.grid.tubelet_size)
+    last_band = geom.hidden(prober.grid.slots - 2)
+    assert np.intersect1d(hidden, last_band).size == 0 and np.isin(last_band, geom.visible(hidden)).all()
+    with torch.inference_mode():
+        ctx = {w: prober.backend.encode(prober._load(batch, w), geom.visible(hidden)) for w in ("present", "absent")}
+    assert not torch.equal(ctx["present"], ctx["absent"])
+
+
+def test_the_unknown_query_is_refused(prober):
+    with pytest.raises(ValueError, match="unknown query 'container'"):
+        probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="container")
+
+
+def test_features_hold_the_region_means_of_each_readout(prober, scenes):
+    manifest = json.loads((scenes / "manifest.json").read_text())
+    batch = [s for s in manifest["scenes"] if s["motion"] == "moving" and s["radius"] == 8]
+    geom = ProbeGeometry(prober.grid, 8)
+    target = geom.hidden(geom.event_slot)
+    fresh = probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir)
+    with torch.inference_mode():
+        refs = {w: fresh.backend.encode(fresh._load(batch, w)) for w in ("present", "absent", "static")}
+    preds = {"moving": (refs["absent"][:, torch.as_tensor(target)], target, geom.readout_slots())}
+    fresh._readouts("moving", batch, geom, refs, preds)
+    arrays = fresh.feature_arrays()
+    assert len(arrays["pred"]) == len(arrays["z_absent"]) == 14 and arrays["pred"].shape[1] == 48
+    np.testing.assert_allclose(arrays["pred"], arrays["z_absent"], rtol=1e-6)
+    assert not np.allclose(arrays["pred"], arrays["z_present"])
+    assert list(arrays["slot"]) == list(range(14)) and set(arrays["ref_motion"]) == {"moving"}
+
+
+@pytest.fixture(scope="module")
+def tube_scenes(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tube_scenes")
+    write_scenes(out, radii=[8, 32], distractors=[2], n_seeds=1, approach_frames=8)
+    return out, json.loads((out / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("query", ["tube", "tube_sparse"])
+def test_the_tube_query_reads_from_the_entry_on(prober, tube_scenes, query):
+    scenes, manifest = tube_scenes
+    rows = probe.Prober(prober.backend, "tiny", manifest, scenes, query=query).run(4, log=lambda *_: None)
+    assert set(rows["condition"]) == {"moving", "moving_never_rendered"}
+    # 8 visible frames = 4 slots before the entry; the decision is read from the entry to the end
+    assert sorted(rows["slot"].unique()) == list(range(12)) and len(rows) == 2 * 2 * 12
+    assert rows["t_s"].min() == 0.0
+
+
+def test_the_sparse_context_keeps_the_approach_and_a_tenth_of_the_rest(prober, tube_scenes):
+    scenes, manifest = tube_scenes
+    sparse = probe.Prober(prober.backend, "tiny", manifest, scenes, query="tube_sparse")
+    scene = manifest["scenes"][0]
+    geom = ProbeGeometry(sparse.grid, scene["radius"], sparse.event_slot)
+    entry_x = scene["ball_x"][manifest["event_frame"] - manifest["window_start"]]
+    block, approach = geom.block(entry_x), geom.approach(entry_x)
+    visible = sparse.sparse_visible(geom, block, scene)
+    assert np.isin(approach, visible).all() and not np.isin(block, visible).any()
+    rest = np.setdiff1d(geom.visible(block), approach)
+    assert np.isin(visible, rest).sum() == round(0.1 * len(rest))
+    assert np.array_equal(visible, sparse.sparse_visible(geom, block, scene))  # per scene, fixed
+    other = dict(scene, id="r08_k2_s9")
+    assert not np.array_equal(visible, sparse.sparse_visible(geom, block, other))
+
+
+def test_the_tube_query_refuses_the_main_scenes(prober):
+    tube = probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="tube")
+    with pytest.raises(ValueError, match="tube query's scenes"):
+        tube.run(4, log=lambda *_: None)

@@ -35,7 +35,7 @@ def centroids(frames):
 def test_constants():
     assert (R.SIZE, R.FPS, R.CLIP_FRAMES, R.EVENT_FRAME) == (256, 7.5, 64, 32)
     assert (R.WINDOW_START, R.WINDOW_FRAMES, R.BALL_ROW) == (28, 32, 190)
-    assert list(R.window_frames()) == list(range(28, 60))
+    assert list(R.MAIN_TIMING.frames()) == list(range(28, 60))
     assert R.X_START + R.SPEED * 62.5 == pytest.approx(228.0)
 
 
@@ -129,10 +129,34 @@ def test_event_frame_present_vs_absent():
 
 
 @pytest.mark.parametrize("radius", RADII)
+def test_exit_ball_leaves_the_frame_exactly_when_the_mask_starts(radius):
+    # Appendix I: a ball on the same row at the same speed that leaves the frame when the mask starts.
+    scene = R.Scene(radius, 2, 1)
+    exit_world = R.render_world(scene, "moving", "exit", ALL_FRAMES)
+    never = R.render_world(scene, "moving", "never_rendered", ALL_FRAMES)
+    ball = red_mask(exit_world)
+    frames_with_ball = np.nonzero(ball.any(axis=(1, 2)))[0]
+    assert frames_with_ball.max() == R.EVENT_FRAME - 1
+    assert np.array_equal(exit_world[R.EVENT_FRAME:], never[R.EVENT_FRAME:])
+    rows = np.nonzero(ball.any(axis=(0, 2)))[0]
+    assert rows.min() >= 190 - radius and rows.max() <= 190 + radius
+    xs = [R.ball_x(f, "moving", "exit", radius) for f in range(R.EVENT_FRAME)]
+    assert np.allclose(np.diff(xs), R.SPEED)
+    assert xs[-1] - radius < R.SIZE <= xs[-1] + R.SPEED - radius
+
+
+def test_exit_world_is_moving_only_and_needs_the_radius():
+    with pytest.raises(ValueError, match="moving ball only"):
+        R.ball_x(10, "stationary", "exit", 8)
+    with pytest.raises(ValueError, match="radius"):
+        R.ball_x(10, "moving", "exit")
+
+
+@pytest.mark.parametrize("radius", RADII)
 @pytest.mark.parametrize("motion", R.MOTIONS)
 def test_worlds_identical_before_event_and_differ_only_in_band(radius, motion):
     scene = R.Scene(radius, 4, 2)
-    worlds = {w: R.render_world(scene, motion, w, ALL_FRAMES) for w in R.WORLDS}
+    worlds = {w: R.render_world(scene, motion, w, ALL_FRAMES) for w in R.WORLDS if w != "exit"}
     for w in ("absent", "static"):
         assert np.array_equal(worlds["present"][:32], worlds[w][:32])
     # never_rendered differs from the others only by the ball, so only in the band, before and after.
@@ -230,7 +254,7 @@ def test_write_scenes_tiny_grid(tmp_path, capsys):
     assert on_disk == manifest
     assert {k: on_disk[k] for k in on_disk if k != "scenes"} == {
         "size": 256, "fps": 7.5, "clip_frames": 64, "event_frame": 32,
-        "window_start": 28, "window_frames": 32, "ball_row": 190,
+        "window_start": 28, "window_frames": 32, "ball_row": 190, "approach_frames": None,
     }  # fmt: skip
     assert [(e["id"], e["motion"]) for e in on_disk["scenes"]] == [("r08_k2_s0", "moving"), ("r08_k2_s0", "stationary")]
     scene = R.Scene(8, 2, 0)
@@ -278,3 +302,63 @@ def test_training_clip_shape_determinism_and_speed():
     # The family varies: not all clips share a background, and some contain non-red balls.
     assert len({c[0, 0, 0, 0] for c in clips}) > 1
     assert not all(np.array_equal(c[0], c[-1]) for c in clips)
+
+
+@pytest.mark.parametrize("fps, clip_frames, event, start", [(15.0, 128, 64, 56), (30.0, 256, 128, 112)])
+def test_frame_rates_keep_the_physical_clip(fps, clip_frames, event, start):
+    """Appendix I "Frame rate": 128 / 256-frame clips, 64-frame windows, the same physical speed and
+    0.53 s of visible ball before the mask."""
+    clip = R.timing(fps)
+    assert (clip.clip_frames, clip.event_frame, clip.window_start) == (clip_frames, event, start)
+    assert clip.window_frames == 64
+    assert (clip.event_frame - clip.window_start) / fps == pytest.approx(4 / 7.5)
+    main = R.MAIN_TIMING
+    for seconds in (0.0, 2.0, 4.0, 4.4, 6.0):  # the ball is where it is at 7.5 fps at the same second
+        for motion in R.MOTIONS:
+            for world in ("present", "absent"):
+                assert R.ball_x(round(seconds * fps), motion, world, 8, clip) == pytest.approx(
+                    R.ball_x(round(seconds * 7.5), motion, world, 8, main), abs=1e-6)
+    # the static ball stays where it was last seen: in this rate's last frame before the event
+    last_seen = R.ball_x(clip.event_frame - 1, "moving", "present", 8, clip)
+    assert R.ball_x(clip.clip_frames - 1, "moving", "static", 8, clip) == last_seen
+    assert last_seen == pytest.approx(R.X_START + R.SPEED * R.EVENT_FRAME - clip.speed)
+    assert R.ball_x(clip.event_frame - 1, "moving", "exit", 8, clip) - 8 < R.SIZE
+    assert R.ball_x(clip.event_frame - 1, "moving", "exit", 8, clip) + clip.speed - 8 == pytest.approx(R.SIZE)
+    scene = R.Scene(8, 2, 0)
+    fast = R.render_world(scene, "moving", "present", [round((R.EVENT_FRAME - 1) * clip.scale)], clip)
+    slow = R.render_world(scene, "moving", "present", [R.EVENT_FRAME - 1], main)
+    assert np.array_equal(fast, slow)  # distractors too: every motion runs on seconds
+
+
+def test_an_unknown_frame_rate_is_refused():
+    with pytest.raises(ValueError, match="frame rate 24"):
+        R.timing(24)
+
+
+def test_the_manifest_records_the_frame_rate(tmp_path):
+    manifest = R.write_scenes(tmp_path, [8], [0], 1, {"moving": ["present"]}, fps=15.0)
+    assert (manifest["fps"], manifest["clip_frames"], manifest["event_frame"]) == (15.0, 128, 64)
+    assert (manifest["window_start"], manifest["window_frames"]) == (56, 64)
+    assert len(manifest["scenes"][0]["ball_x"]) == 64
+    assert manifest["scenes"][0]["ball_x"][8] == pytest.approx(R.X_START + R.SPEED * R.EVENT_FRAME)
+
+
+@pytest.mark.parametrize("approach", [8, 16])
+def test_the_tube_querys_ball_is_visible_for_its_approach_then_enters(approach, tmp_path):
+    """Appendix I, pretraining-consistent query: 8 or 16 visible frames (1.1 / 2.1 s) before entry."""
+    manifest = R.write_scenes(tmp_path, [8], [0], 1, approach_frames=approach)
+    assert manifest["approach_frames"] == approach and manifest["event_frame"] == R.WINDOW_START + approach
+    assert {s["motion"] for s in manifest["scenes"]} == {"moving"}
+    assert sorted(manifest["scenes"][0]["worlds"]) == ["absent", "never_rendered", "present"]
+    clip = R.approach_timing(approach)
+    scene = R.Scene(8, 0, 0)
+    present, absent = (R.render_world(scene, "moving", w, clip=clip) for w in ("present", "absent"))
+    assert np.array_equal(present[:approach], absent[:approach])
+    assert red_mask(absent[approach - 1]).any() and not red_mask(absent[approach:]).any()
+    assert red_mask(present[approach:]).any(axis=(1, 2)).all()
+
+
+def test_the_tube_query_refuses_odd_or_out_of_window_approaches():
+    for frames in (0, 7, 32):
+        with pytest.raises(ValueError, match="approach_frames"):
+            R.approach_timing(frames)

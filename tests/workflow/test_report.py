@@ -27,6 +27,8 @@ EXPECTED = {
     "results/permanence/object_size.csv": (PERM, "Appendix I", "Object size"),
     "results/permanence/table3_vs_paper.csv": (PERM, "Table 3", "Table 3"),
     "results/permanence/figure2.png": (PERM, "Figure 2", "Figure 2a"),
+    "results/permanence/figure7.png": (PERM, "Figure 7", "Figure 7"),
+    "results/permanence/table9.csv": (PERM, "Table 9", "Table 9"),
     "results/table2.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table2_nan_reasons.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table2_vs_paper.csv": (WMB, "Table 2", "Table 2"),

@@ -29,7 +29,7 @@ def test_targets_are_built_with_provenance(two_runs):
         assert (out / name).stat().st_size > 0, name
     wide = pd.read_csv(out / "table3.csv")
     assert set(wide["model"]) == {"tiny-test-scratch", "tiny-test-random"}
-    assert len(wide) == 2 * 8 and "p_3.47" in wide.columns
+    assert len(wide) == 2 * 9 and "p_3.47" in wide.columns  # 9 conditions (readouts.CONDITIONS)
     prov = yaml.safe_load((out / "table3.json").read_text())
     assert {m["model"] for m in prov["models"]} == {"tiny-test-scratch", "tiny-test-random"}
     assert prov["outputs"]["table3.csv"] and prov["packages"]["transformers"] and prov["device"] == "cpu"
@@ -59,6 +59,21 @@ def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_p
                     "results/permanence/figure2.png").stdout
     assert job_counts(dry) == {"permanence_probe": 1, "permanence_table3": 1, "permanence_figure2": 1}
     assert "wildcards: model=tiny-test-random" in dry
+
+
+def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake, job_counts):
+    """Reveal at the end builds Figure 3 from the run's models; the frame rates and the tube queries
+    resolve to their own scene sets (one render each; the two 2.1 s tube queries share theirs)."""
+    snakemake(two_runs[0], TINY, "results/permanence/figure3.png")
+    out = two_runs[0] / "results" / "permanence"
+    reveal = pd.read_csv(out / "queries" / "reveal_long.csv")
+    expected = {f"{m}_reveal_{w}" for m in ("moving", "stationary") for w in ("present", "absent")}
+    assert set(reveal["condition"]) == expected and set(reveal["model"]) == {"tiny-test-scratch", "tiny-test-random"}
+    assert reveal["t_s"].max() == pytest.approx(2.93, abs=0.01)  # the gap: the last four frames are visible
+    assert (out / "figure3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    queries = ("fps15", "fps30", "tube11", "tube21", "tube21_sparse")
+    dry = snakemake(two_runs[0], TINY, "-n", *(f"results/permanence/queries/{q}.csv" for q in queries)).stdout
+    assert job_counts(dry) == {"permanence_scenes": 4, "permanence_query": 10, "permanence_query_table": 5}
 
 
 def test_a_finished_run_has_nothing_left_to_do(two_runs, snakemake):

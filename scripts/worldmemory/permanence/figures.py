@@ -1,7 +1,10 @@
-"""Figure 2a of *Tracking Is Not Permanence*: P(present) by seconds since last visible.
+"""Figures 2a, 3 and 7 of *Tracking Is Not Permanence*, drawn from the belief-curve long table.
 
-A matplotlib Figure is built without pyplot, so nothing depends on a display or global state;
-file metadata that would carry a date or version is dropped so that reruns give the same bytes.
+Figure 2a: P(present) by seconds since last visible (Section 4.1). Figure 3: the decision in the
+gap with a reveal at the end (Section 4.2). Figure 7: nearest of three worlds over the hidden band
+(Appendix D). A matplotlib Figure is built without pyplot, so nothing depends on a display or
+global state; file metadata that would carry a date or version is dropped so that reruns give the
+same bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,31 @@ VARIANTS = {
     "_copy_last_view": ("-.", ", copy last view"),
 }
 RELEASED_GREY, CONTROL_RED = "0.6", "tab:red"
+# Figure 3: condition suffix -> (line style, legend suffix); "" is the main condition (no reveal).
+REVEALS = {
+    "_reveal_present": ("-", ", reveal shows the object"),
+    "_reveal_absent": ("--", ", reveal shows its absence"),
+}
+NO_REVEAL = (":", ", no reveal")
+REVEAL_SOURCE = "results/permanence/queries/reveal/{model}.csv"
+# Figure 7: the three worlds of Section 3.3, in the order of readouts.BANDS.
+WORLDS = ("moving", "static", "gone")
+WORLD_MARKERS = {"moving": "o", "static": "s", "gone": "x"}
+
+
+def _colours(models, released: set, highlight: str | None) -> dict:
+    """A colorblind-palette colour for every model that is neither released nor highlighted."""
+    coloured = [m for m in models if m not in released and m != highlight]
+    return dict(zip(coloured, sns.color_palette("colorblind", len(coloured))))
+
+
+def _model_style(model: str, colour, released: set, highlight: str | None) -> dict:
+    """Colour and width of a model's lines: highlighted thick black, released thin grey."""
+    if model == highlight:
+        return {"color": "black", "linewidth": 2.8}
+    if model in released:
+        return {"color": RELEASED_GREY, "linewidth": 1.0}
+    return {"color": colour, "linewidth": 1.5}
 
 
 def _style(model: str, suffix: str, colour, released: set, highlight: str | None) -> dict:
@@ -31,16 +59,16 @@ def _style(model: str, suffix: str, colour, released: set, highlight: str | None
     Controls carry markers and are drawn above their main line: a model without memory reads
     exactly its control, and the control must still be seen there.
     """
-    style = {"linestyle": VARIANTS[suffix][0], "color": colour, "linewidth": 1.5, "zorder": 2}
-    if model == highlight:
-        style.update(color="black", linewidth=2.8)
-    elif model in released:
-        style.update(color=RELEASED_GREY, linewidth=1.0)
+    style = {"linestyle": VARIANTS[suffix][0], "zorder": 2, **_model_style(model, colour, released, highlight)}
     if suffix:
         style.update(marker="x" if suffix == "_never_rendered" else ".", markersize=4, zorder=3)
         if model == highlight and suffix == "_never_rendered":
             style["color"] = CONTROL_RED
     return style
+
+
+def _rows(curve: pd.DataFrame, model: str, condition: str) -> pd.DataFrame:
+    return curve[(curve["model"] == model) & (curve["condition"] == condition)].sort_values("t_s")
 
 
 def figure2(curve: pd.DataFrame, out_png, out_pdf, released=(), highlight: str | None = None) -> Figure:
@@ -53,14 +81,13 @@ def figure2(curve: pd.DataFrame, out_png, out_pdf, released=(), highlight: str |
     """
     released = set(released)
     models = list(dict.fromkeys(curve["model"]))
-    coloured = [m for m in models if m not in released and m != highlight]
-    colours = dict(zip(coloured, sns.color_palette("colorblind", len(coloured))))
+    colours = _colours(models, released, highlight)
     fig = Figure(figsize=(12, 4.8), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     for ax, (main, title) in zip(axes, PANELS):
         for model in models:
             for suffix, (_, label) in VARIANTS.items():
-                rows = curve[(curve["model"] == model) & (curve["condition"] == main + suffix)].sort_values("t_s")
+                rows = _rows(curve, model, main + suffix)
                 if rows.empty:
                     continue
                 style = _style(model, suffix, colours.get(model), released, highlight)
@@ -78,15 +105,134 @@ def figure2(curve: pd.DataFrame, out_png, out_pdf, released=(), highlight: str |
     return fig
 
 
+def figure3(curve: pd.DataFrame, out_png, out_pdf, released=(), highlight: str | None = None) -> Figure:
+    """Reveal at the end (Section 4.2): the decision in the gap; writes PNG and PDF.
+
+    Two panels (moving | stationary), one colour per model (``released`` grey, ``highlight`` thick
+    black, as in Figure 2a). P(present) when the reveal shows the object
+    (``{motion}_reveal_present``) is solid, when it shows its absence (``{motion}_reveal_absent``)
+    dashed, and without a reveal (the main condition ``{motion}``) dotted; chance dotted grey. The
+    reveal conditions cover only the gap (the slots before the revealed last two), so the main
+    condition is drawn only at the time points the model's reveal conditions have: the three lines
+    share the x range. Models without reveal conditions are skipped; a curve with none at all
+    raises ValueError. Returns the Figure for inspection.
+    """
+    released = set(released)
+    reveal_conditions = [motion + suffix for motion, _ in PANELS for suffix in REVEALS]
+    models = list(dict.fromkeys(curve.loc[curve["condition"].isin(reveal_conditions), "model"]))
+    if not models:
+        raise ValueError(
+            f"no reveal condition in the curve: Figure 3 needs {', '.join(reveal_conditions)} (with the main "
+            f"conditions moving, stationary), which come from the reveal query ({REVEAL_SOURCE}); "
+            "pass its long CSV with --long beside the main table's"
+        )
+    colours = _colours(models, released, highlight)
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (motion, title) in zip(axes, PANELS):
+        for model in models:
+            style = _model_style(model, colours.get(model), released, highlight)
+            gap = set()
+            for suffix, (linestyle, label) in REVEALS.items():
+                rows = _rows(curve, model, motion + suffix)
+                if rows.empty:
+                    continue
+                gap.update(rows["t_s"].round(9))
+                ax.plot(rows["t_s"], rows["p_present"], label=model + label, linestyle=linestyle, marker=".",
+                        markersize=4, **style)
+            main = _rows(curve, model, motion)
+            main = main[main["t_s"].round(9).isin(gap)]
+            if not main.empty:
+                ax.plot(main["t_s"], main["p_present"], label=model + NO_REVEAL[1], linestyle=NO_REVEAL[0],
+                        **style)
+        ax.axhline(0.5, color="grey", linestyle=":", linewidth=1.0, label="chance")
+        ax.set(title=f"{title} (cf. paper Figure 3)", xlabel="seconds since last visible", ylim=(-0.02, 1.02))
+        ax.legend(fontsize="x-small", loc="best")
+    axes[0].set_ylabel("P(present) in the gap")
+    fig.suptitle("Decision in the gap before a reveal at the end (Tracking Is Not Permanence, Figure 3)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
+def figure7(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
+    """Three worlds (Appendix D): nearest world over the hidden band; writes PNG and PDF.
+
+    For the moving ball's main condition (``moving``) of each model, the fraction of decisions
+    whose prediction is nearest the moving, static or gone world (``frac_moving``,
+    ``frac_static``, ``frac_gone``; they sum to 1) by seconds since last visible: one panel per
+    model, one line per world. Only the main condition is drawn: the never-rendered control and
+    the stationary ball are left out. Rows whose fractions are NaN (the readout was not computed)
+    are skipped, and so is a model left with no row; a curve with none at all raises
+    ValueError. The first two tubelets are shaded: there the moving and static worlds overlap the
+    readout region for balls of 16 px and more (Appendix J). Returns the Figure for inspection.
+    """
+    columns = [f"frac_{world}" for world in WORLDS]
+    missing = [c for c in columns if c not in curve.columns]
+    if missing:
+        raise ValueError(f"the curve has no column {', '.join(missing)}: Figure 7 needs the three-world fractions")
+    rows = curve[curve["condition"] == "moving"].dropna(subset=columns)
+    models = list(dict.fromkeys(rows["model"]))
+    if not models:
+        raise ValueError("no 'moving' condition with three-world fractions (frac_moving, frac_static, "
+                         "frac_gone) in the curve: Figure 7 draws the moving ball's main condition")
+    colours = dict(zip(WORLDS, sns.color_palette("colorblind", len(WORLDS))))
+    fig = Figure(figsize=(max(6.0, 4.2 * len(models)), 4.4), layout="constrained")
+    axes = fig.subplots(1, len(models), sharey=True, squeeze=False)[0]
+    for ax, model in zip(axes, models):
+        own = rows[rows["model"] == model].sort_values("t_s")
+        first_two = own.loc[own["slot"].isin([0, 1]), "t_s"] if "slot" in own else own["t_s"].iloc[:0]
+        if len(first_two) == 2:
+            ax.axvspan(first_two.min(), first_two.max(), color="0.9", zorder=0,
+                       label="moving ≈ static for balls ≥ 16 px")
+        for world in WORLDS:
+            ax.plot(own["t_s"], own[f"frac_{world}"], label=world, color=colours[world],
+                    marker=WORLD_MARKERS[world], markersize=4, linewidth=1.5)
+        ax.set(title=model, xlabel="seconds since last visible", ylim=(-0.02, 1.02))
+    axes[0].set_ylabel("fraction of decisions nearest the world")
+    # one legend for all panels, below them, so that no line is covered
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=len(handles), fontsize="small")
+    fig.suptitle("Where the hidden moving object goes: nearest of three worlds\n"
+                 "(Tracking Is Not Permanence, Figure 7)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
+def read_long(paths) -> pd.DataFrame:
+    """The long tables concatenated. A (model, condition) found in several files is kept whole from
+    the first file that has it, so a reveal table that repeats the main conditions draws no line
+    twice and no line mixes two files."""
+    tables, seen = [], set()
+    for path in paths:
+        table = pd.read_csv(path)
+        keys = list(zip(table["model"], table["condition"]))
+        tables.append(table[[key not in seen for key in keys]])
+        seen.update(keys)
+    return pd.concat(tables, ignore_index=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--long", required=True, help="results/permanence/table3_long.csv")
+    parser.add_argument("--long", required=True, action="append",
+                        help="results/permanence/table3_long.csv; repeat to add tables with the same columns "
+                             "(Figure 3: also the reveal query's long CSV)")
+    parser.add_argument("--figure", choices=["2", "3", "7"], default="2", help="the paper's figure (default 2)")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
-    parser.add_argument("--released", nargs="*", default=[], help="models drawn grey (the paper's checkpoints)")
-    parser.add_argument("--highlight", default=None, help="model drawn thick black with a red control (ViT-H)")
+    parser.add_argument("--released", nargs="*", default=[],
+                        help="models drawn grey (the paper's checkpoints; Figures 2 and 3)")
+    parser.add_argument("--highlight", default=None,
+                        help="model drawn thick black (ViT-H; Figures 2 and 3, with a red control in 2)")
     args = parser.parse_args(argv)
-    figure2(pd.read_csv(args.long), args.png, args.pdf, args.released, args.highlight)
+    curve = read_long(args.long)
+    if args.figure == "7":
+        figure7(curve, args.png, args.pdf)
+    else:
+        draw = figure2 if args.figure == "2" else figure3
+        draw(curve, args.png, args.pdf, args.released, args.highlight)
 
 
 if __name__ == "__main__":

@@ -99,9 +99,23 @@ class ProbeGeometry:
         r = self.reach
         return self.grid.cells_in_box(X_START - r, X_END + r, BALL_ROW - r, BALL_ROW + r)
 
-    def hidden(self, from_slot: int) -> np.ndarray:
-        """Band tokens of every slot from ``from_slot`` on: the probe's target set."""
-        return self.grid.tokens(range(from_slot, self.grid.slots), *self.band_cells())
+    def hidden(self, from_slot: int, until_slot: int | None = None) -> np.ndarray:
+        """Band tokens of the slots from ``from_slot`` up to ``until_slot`` (exclusive; default:
+        the window's end): the probe's target set."""
+        until = self.grid.slots if until_slot is None else until_slot
+        return self.grid.tokens(range(from_slot, until), *self.band_cells())
+
+    def block(self, entry_x: float) -> np.ndarray:
+        """The tube query's target (Appendix I): the band ahead of the ball, from the left edge of
+        its readout box at entry (``entry_x``: its centre then) to the path's end, in every slot."""
+        r = self.reach
+        cells = self.grid.cells_in_box(entry_x - r, X_END + r, BALL_ROW - r, BALL_ROW + r)
+        return self.grid.tokens(range(self.grid.slots), *cells)
+
+    def approach(self, entry_x: float) -> np.ndarray:
+        """Band tokens behind the block (the ball's visible approach), in every slot."""
+        band = self.grid.tokens(range(self.grid.slots), *self.band_cells())
+        return np.setdiff1d(band, self.block(entry_x))
 
     def visible(self, hidden: np.ndarray) -> np.ndarray:
         return np.setdiff1d(np.arange(self.grid.n_tokens), hidden)

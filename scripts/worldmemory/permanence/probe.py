@@ -10,9 +10,29 @@ region (box of R + 8 px around the expected position). Conditions per motion:
 * ``{motion}_never_visible``: the band hidden in every frame (Section 3.3);
 * ``{motion}_copy_last_view``: the encoder's tokens of the last visible slot (Appendix I (c)).
 
+* ``moving_exit``: a ball on the same row leaves the frame when the mask starts, main mask (the
+  exit control of Section 3.3 / Appendix I; no stationary version exists).
+
+The *reveal at the end* query (Section 3.3, Figure 3; ``query="reveal"``) hides the band from the
+event up to the last four frames, which stay visible and show either world:
+
+* ``{motion}_reveal_present`` / ``{motion}_reveal_absent``: the present / absent world's clip with
+  the band visible in its last four frames; read in the gap only (0 to 2.93 s).
+
+The *pretraining-consistent* query (Appendix I; ``query="tube"``) reads the tube query's scenes
+(render.approach_timing: the moving ball visible for 1.1 or 2.1 s before it enters): the block
+ahead of the ball is hidden in every frame, and the decision is read from the entry on:
+
+* ``moving``: the present world under the tube; ``moving_never_rendered``: no ball, same tube.
+
+``query="tube_sparse"`` hides, besides, a random 90% of the remaining context per scene (the
+approach band excepted; the same tokens in both conditions of a scene), pretraining's ratio.
+
 Every condition is read against the main condition's references z_present and z_absent ("every
 control is read on the same axis"). For the moving ball, the nearest of the moving, static and
 gone worlds over the slot's whole hidden band is recorded too (three-world readout, Section 3.3).
+The region means of every prediction and of both references are kept (``features``) for the
+linear readouts of Appendix I (permanence.linear_readouts).
 
 Encodings are cached by content: the key is the exact model input of the visible tokens, so a
 context shared by several conditions (the never-visible context of the moving and the stationary
@@ -38,6 +58,7 @@ import pandas as pd
 import torch
 
 from worldmemory.common.provenance import write_job_info
+from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import read_video
 from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
@@ -47,6 +68,10 @@ from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
 MOTIONS = ("moving", "stationary")
+QUERIES = ("main", "reveal", "tube", "tube_sparse")
+REVEAL_FRAMES = 4  # "the band stays visible for the last four frames" (Section 3.3)
+SPARSE_HIDDEN = 0.9  # "hiding 90% of the context outside the ball's approach as well" (Appendix I)
+SPARSE_NAMESPACE = "worldmemory.permanence.tube_sparse.v1"
 THREE_WORLDS = {"moving": "present", "static": "static", "gone": "absent"}
 
 
@@ -96,7 +121,10 @@ class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
     def __init__(self, backend: MaskedLatentPredictor, model_name: str, manifest: dict, scenes_dir: Path,
-                 margin: int = 8):
+                 margin: int = 8, query: str = "main"):
+        if query not in QUERIES:
+            raise ValueError(f"unknown query {query!r}; expected one of {QUERIES}")
+        self.query = query
         self.backend = backend
         self.model_key = weights_digest(backend.model)
         self.name = model_name
@@ -109,6 +137,8 @@ class Prober:
         self.fps = manifest["fps"]
         self.encodings = EncodingCache()
         self.predictions = EncodingCache()
+        self.features: list[dict] = []  # region means per readout (Appendix I linear readouts)
+        self.references: dict[tuple, tuple] = {}  # (motion, scene, slot, t_s) -> (z_present, z_absent) means
 
     # -- encoder / predictor through the cache ---------------------------------------------------
     def _token_pixels(self, x: torch.Tensor) -> torch.Tensor:
@@ -139,41 +169,110 @@ class Prober:
 
     def probe_batch(self, by_motion: dict[str, list[dict]], radius: int) -> list[dict]:
         geom = ProbeGeometry(self.grid, radius, self.event_slot, self.margin)
-        main_hidden, never_visible_hidden = geom.hidden(self.event_slot), geom.hidden(0)
-        main_visible, never_visible_visible = geom.visible(main_hidden), geom.visible(never_visible_hidden)
+        conditions = {"main": self._main_conditions, "reveal": self._reveal_conditions}.get(
+            self.query, self._tube_conditions)
         rows = []
         for motion, scenes in by_motion.items():
-            clips = {w: self._load(scenes, w) for w in scenes[0]["worlds"]}
+            # the other queries read two worlds only: no three-world readout there
+            worlds = scenes[0]["worlds"] if self.query == "main" else ("present", "absent")
+            if self.query.startswith("tube"):
+                worlds = ("present", "absent", "never_rendered")
+            clips = {w: self._load(scenes, w) for w in worlds}
             refs = {w: self.encode(clips[w], None)[0] for w in ("present", "absent", "static") if w in clips}
-            ctx, keys = self.encode(clips["present"], main_visible)
-            nv_ctx, nv_keys = self.encode(clips["present"], never_visible_visible)
-            nr_ctx, nr_keys = self.encode(clips["never_rendered"], main_visible)
-            preds = {
-                motion: (self.predict(ctx, keys, main_visible, main_hidden), main_hidden),
-                f"{motion}_never_rendered": (self.predict(nr_ctx, nr_keys, main_visible, main_hidden), main_hidden),
-                f"{motion}_never_visible": (
-                    self.predict(nv_ctx, nv_keys, never_visible_visible, never_visible_hidden),
-                    never_visible_hidden,
-                ),
-                f"{motion}_copy_last_view": (
-                    copy_last_view(ctx, main_visible, main_hidden, self.grid.side**2),
-                    main_hidden,
-                ),
-            }
-            rows += self._readouts(motion, scenes, geom, refs, preds)
+            rows += self._readouts(motion, scenes, geom, refs, conditions(motion, clips, geom, scenes))
         return rows
+
+    def _main_conditions(self, motion: str, clips: dict, geom: ProbeGeometry, scenes=None) -> dict:
+        """condition -> (prediction, its target tokens, readout slots) of the main query and its controls."""
+        main_hidden, never_visible_hidden = geom.hidden(self.event_slot), geom.hidden(0)
+        main_visible, never_visible_visible = geom.visible(main_hidden), geom.visible(never_visible_hidden)
+        slots = geom.readout_slots()
+        ctx, keys = self.encode(clips["present"], main_visible)
+        nv_ctx, nv_keys = self.encode(clips["present"], never_visible_visible)
+        nr_ctx, nr_keys = self.encode(clips["never_rendered"], main_visible)
+        conditions = {
+            motion: (self.predict(ctx, keys, main_visible, main_hidden), main_hidden, slots),
+            f"{motion}_never_rendered": (self.predict(nr_ctx, nr_keys, main_visible, main_hidden), main_hidden, slots),
+            f"{motion}_never_visible": (
+                self.predict(nv_ctx, nv_keys, never_visible_visible, never_visible_hidden),
+                never_visible_hidden,
+                slots,
+            ),
+            f"{motion}_copy_last_view": (
+                copy_last_view(ctx, main_visible, main_hidden, self.grid.side**2),
+                main_hidden,
+                slots,
+            ),
+        }
+        if "exit" in clips:
+            ex_ctx, ex_keys = self.encode(clips["exit"], main_visible)
+            exit_pred = self.predict(ex_ctx, ex_keys, main_visible, main_hidden)
+            conditions[f"{motion}_exit"] = (exit_pred, main_hidden, slots)
+        return conditions
+
+    def _entry_x(self, scene: dict) -> float:
+        """The ball's centre when it enters the tube query's block (the scenes' event frame)."""
+        if self.manifest.get("approach_frames") is None:
+            raise ValueError(f"the {self.query} query reads the tube query's scenes (render --approach-frames); "
+                             f"{self.dir} holds another query's")
+        return scene["ball_x"][self.manifest["event_frame"] - self.manifest["window_start"]]
+
+    def _tube_conditions(self, motion: str, clips: dict, geom: ProbeGeometry, scenes: list[dict]) -> dict:
+        """The pretraining-consistent query: the block ahead of the ball hidden in every frame."""
+        block = geom.block(self._entry_x(scenes[0]))  # one speed: every scene enters at the same x
+        slots = geom.readout_slots()
+        conditions = {}
+        for name, world in ((motion, "present"), (f"{motion}_never_rendered", "never_rendered")):
+            if self.query == "tube":
+                visible = geom.visible(block)
+                ctx, keys = self.encode(clips[world], visible)
+                pred = self.predict(ctx, keys, visible, block)
+            else:  # one random context per scene: one model call per scene
+                preds = []
+                for b, scene in enumerate(scenes):
+                    visible = self.sparse_visible(geom, block, scene)
+                    ctx, keys = self.encode(clips[world][b : b + 1], visible)
+                    preds.append(self.predict(ctx, keys, visible, block))
+                pred = torch.cat(preds)
+            conditions[name] = (pred, block, slots)
+        return conditions
+
+    def sparse_visible(self, geom: ProbeGeometry, block: np.ndarray, scene: dict) -> np.ndarray:
+        """The 90%-ratio context of one scene: the approach band plus 10% of the other tokens
+        outside the block, drawn from the scene's id (the same in both conditions)."""
+        approach = geom.approach(self._entry_x(scene))
+        rest = np.setdiff1d(geom.visible(block), approach)
+        rng = stable_rng(scene["id"], f"{SPARSE_NAMESPACE}/r{geom.radius}")
+        kept = rng.choice(rest, size=round(len(rest) * (1 - SPARSE_HIDDEN)), replace=False)
+        return np.union1d(approach, kept)
+
+    def _reveal_conditions(self, motion: str, clips: dict, geom: ProbeGeometry, scenes=None) -> dict:
+        """Reveal at the end: the band hidden from the event until the last four frames, which show either world."""
+        last_hidden = self.grid.slots - REVEAL_FRAMES // self.grid.tubelet_size
+        hidden = geom.hidden(self.event_slot, last_hidden)
+        visible = geom.visible(hidden)
+        conditions = {}
+        for world in ("present", "absent"):
+            ctx, keys = self.encode(clips[world], visible)
+            conditions[f"{motion}_reveal_{world}"] = (
+                self.predict(ctx, keys, visible, hidden), hidden, range(self.event_slot, last_hidden))
+        return conditions
 
     def _readouts(self, motion, scenes, geom, refs, preds) -> list[dict]:
         rows = []
         refs = {w: r.cpu().numpy() for w, r in refs.items()}
-        for condition, (pred, target) in preds.items():
+        for condition, (pred, target, slots) in preds.items():
             pred = pred.cpu().numpy()
             for b, scene in enumerate(scenes):
                 xs = slot_ball_x(scene["ball_x"], self.grid.tubelet_size)
-                for slot in geom.readout_slots():
+                for slot in slots:
                     region = geom.region(slot, xs[slot])
                     at = _positions(target, region, f"{condition}: the readout region of slot {slot}")
                     p, zp, za = pred[b, at], refs["present"][b, region], refs["absent"][b, region]
+                    t_s = round(seconds_since_visible(slot, self.event_slot, self.grid.tubelet_size, self.fps), 6)
+                    key = (motion, scene["id"], slot - self.event_slot, t_s)
+                    self.references[key] = (zp.mean(axis=0), za.mean(axis=0))
+                    self.features.append({"condition": condition, "key": key, "pred": p.mean(axis=0)})
                     row = {
                         "model": self.name,
                         "condition": condition,
@@ -182,7 +281,7 @@ class Prober:
                         "n_distractors": scene["n_distractors"],
                         "seed": scene["seed"],
                         "slot": slot - self.event_slot,
-                        "t_s": round(seconds_since_visible(slot, self.event_slot, self.grid.tubelet_size, self.fps), 6),
+                        "t_s": t_s,
                         **scene_row(p, zp, za),
                         "nearest_band": "",
                     }
@@ -193,6 +292,30 @@ class Prober:
                         row["nearest_band"] = nearest_world(pred[b, at_band], worlds)
                     rows.append(row)
         return rows
+
+    def feature_arrays(self) -> dict[str, np.ndarray]:
+        """The region means of every readout and reference, as the arrays of permanence.linear_readouts.
+
+        pred (N, D) per (condition, motion, scene_id, slot, t_s); z_present and z_absent (M, D) per
+        (ref_motion, ref_scene_id, ref_slot, ref_t_s); rows sorted like the per-scene table.
+        """
+        feats = sorted(self.features, key=lambda f: (f["condition"], f["key"][1], f["key"][2]))
+        refs = sorted(self.references)
+        keys = [f["key"] for f in feats]
+        return {
+            "condition": np.array([f["condition"] for f in feats], dtype=str),
+            "motion": np.array([k[0] for k in keys], dtype=str),
+            "scene_id": np.array([k[1] for k in keys], dtype=str),
+            "slot": np.array([k[2] for k in keys], dtype=np.int64),
+            "t_s": np.array([k[3] for k in keys], dtype=np.float64),
+            "pred": np.stack([f["pred"] for f in feats]).astype(np.float32),
+            "ref_motion": np.array([k[0] for k in refs], dtype=str),
+            "ref_scene_id": np.array([k[1] for k in refs], dtype=str),
+            "ref_slot": np.array([k[2] for k in refs], dtype=np.int64),
+            "ref_t_s": np.array([k[3] for k in refs], dtype=np.float64),
+            "z_present": np.stack([self.references[k][0] for k in refs]).astype(np.float32),
+            "z_absent": np.stack([self.references[k][1] for k in refs]).astype(np.float32),
+        }
 
     def run(self, batch_size: int, log=print) -> pd.DataFrame:
         scenes = self.manifest["scenes"]
@@ -230,6 +353,10 @@ def main(argv=None):
     ap.add_argument("--margin", type=int, default=8)
     ap.add_argument("--out", required=True, type=Path, help="per-scene readouts (CSV)")
     ap.add_argument("--out-info", required=True, type=Path, help="model identity and cache statistics (JSON)")
+    ap.add_argument("--query", default="main", choices=QUERIES,
+                    help="main: the main mask and its controls (Table 3); reveal: reveal at the end (Figure 3)")
+    ap.add_argument("--out-features", type=Path, default=None,
+                    help="region means of predictions and references (npz) for the linear readouts")
     args = ap.parse_args(argv)
     torch_device(args.device)  # a missing GPU fails here, before any work
 
@@ -238,15 +365,18 @@ def main(argv=None):
     spec = json.loads(args.spec)
     manifest = json.loads((args.scenes / "manifest.json").read_text())
     backend = probe_backend(spec, args.weights, args.device)
-    prober = Prober(backend, args.model_name, manifest, args.scenes, args.margin)
+    prober = Prober(backend, args.model_name, manifest, args.scenes, args.margin, args.query)
     df = prober.run(args.batch_size)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out, index=False, float_format="%.8g")
+    if args.out_features:
+        np.savez(args.out_features, **prober.feature_arrays())
     identity = describe(backend.model, spec, prober.model_key)  # a calibration predictor: its encoder's
     if hasattr(backend, "describe"):
         identity["calibration"] = backend.describe()
     info = {  # the job's sidecar, with the packages of its environment (common.provenance)
         "model": args.model_name,
+        "query": args.query,
         "identity": identity,
         "device": args.device,
         "scenes": len({s["id"] for s in manifest["scenes"]}),

@@ -20,13 +20,14 @@ CONDITIONS = [
     "moving_never_rendered",
     "moving_never_visible",
     "moving_copy_last_view",
+    "moving_exit",
     "stationary",
     "stationary_never_rendered",
     "stationary_never_visible",
     "stationary_copy_last_view",
 ]
 # The geometry-matched never-rendered control is the floor for a model without memory
-# (Appendix I); the never-visible rows are bias controls themselves and have no control.
+# (Appendix I); the never-visible and exit rows are bias controls themselves and have no control.
 CONTROL_OF = {
     "moving": "moving_never_rendered",
     "moving_copy_last_view": "moving_never_rendered",

@@ -9,7 +9,10 @@ Geometry and timing
     Frames are SIZE x SIZE (256) RGB uint8 at FPS = 7.5. A full clip has
     CLIP_FRAMES = 64 frames, f = 0..63. The event is at the clip midpoint,
     EVENT_FRAME = 32, and the probe window is the WINDOW_FRAMES = 32 frames
-    starting four frames before it, f = 28..59 (WINDOW_START = 28).
+    starting four frames before it, f = 28..59 (WINDOW_START = 28). At 15 and
+    30 fps (Appendix I, "Frame rate"; ``timing``) the clip has 128 / 256
+    frames, the event is at its midpoint, and the 64-frame window starts
+    0.53 s before it; every motion is the same function of time.
 
 Layers, in draw order
     1. Background: TILE = 16 px tiles, each one gray intensity drawn uniformly
@@ -41,8 +44,15 @@ Worlds
                       x(EVENT_FRAME - 1), where it was last seen.
     'never_rendered': no ball in any frame (geometry-matched bias control,
                       Appendix I).
-    Worlds are pixel-identical before the event and differ only inside the
-    ball's trajectory band, rows 190-R..190+R, after it.
+    'exit':           moving only (Appendix I: "no stationary version exists"):
+                      the exit control of Section 3.3, a ball on the same row
+                      at the same speed that leaves the frame exactly when the
+                      mask starts: x(f) + SIZE + R - x(EVENT_FRAME), so its
+                      last pixels are in frame EVENT_FRAME - 1; none after.
+    The present, absent and static worlds are pixel-identical before the
+    event and differ only inside the ball's trajectory band, rows
+    190-R..190+R, after it; never_rendered and exit differ from them only
+    on the ball's rows.
 
 Scenes
     A scene is (radius, distractors, seed), id like "r08_k2_s3". All of its
@@ -82,6 +92,7 @@ TILE_RANGE = (70, 130)
 CHECKER = 4
 
 STOP_FRAME = EVENT_FRAME - 4
+FRAME_RATES = (7.5, 15.0, 30.0)  # Appendix I, "Frame rate"
 GUIDE_INTENSITY = 40
 BALL_COLOURS = ((220, 40, 40), (150, 20, 20))
 DISTRACTOR_WIDTH = (36, 56)
@@ -90,15 +101,65 @@ DISTRACTOR_MAX_ROW = 130
 DISTRACTOR_CHANNEL = (30, 220)
 
 MOTIONS = ("moving", "stationary")
-WORLDS = ("present", "absent", "static", "never_rendered")
+WORLDS = ("present", "absent", "static", "never_rendered", "exit")
 DEFAULT_WORLDS = {
-    "moving": ["present", "absent", "static", "never_rendered"],
+    "moving": ["present", "absent", "static", "never_rendered", "exit"],
     # The stationary ball's static world equals its present world.
     "stationary": ["present", "absent", "never_rendered"],
 }
 
 EVAL_NAMESPACE = "worldmemory.permanence.eval.v1"
 TRAIN_NAMESPACE = "worldmemory.permanence.train.v1"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A frame rate's clip (Appendix I, "Frame rate": 15 and 30 fps keep the physical speed,
+    the clip's duration, the event at its midpoint and 0.53 s of visible ball before the mask,
+    with 64-frame windows). 7.5 fps is the paper's main setting (the module constants).
+
+    Every motion is a function of time, so the scene's content at a given second is the same at
+    every frame rate: the ball moves SPEED * FPS = 24 px/s, the stationary ball stops 0.53 s
+    before the event, the distractors' sinusoids run on seconds.
+    """
+
+    fps: float = FPS
+    clip_frames: int = CLIP_FRAMES
+    event_frame: int = EVENT_FRAME
+    window_start: int = WINDOW_START
+    window_frames: int = WINDOW_FRAMES
+
+    @property
+    def scale(self) -> float:
+        """Frames of this rate per frame at 7.5 fps."""
+        return self.fps / FPS
+
+    @property
+    def speed(self) -> float:
+        """Ball speed in px per frame."""
+        return SPEED / self.scale
+
+    @property
+    def stop_frame(self) -> int:
+        return self.event_frame - round((EVENT_FRAME - STOP_FRAME) * self.scale)
+
+    def frames(self) -> range:
+        """The probe window's full-clip frame indices."""
+        return range(self.window_start, self.window_start + self.window_frames)
+
+
+def timing(fps: float) -> Timing:
+    """The clip of one of FRAME_RATES: 64 frames at 7.5 fps, 128 at 15, 256 at 30 (64-frame windows)."""
+    if fps not in FRAME_RATES:
+        raise ValueError(f"frame rate {fps!r} is not one of the paper's {FRAME_RATES}")
+    if fps == FPS:
+        return Timing()
+    scale = fps / FPS
+    event = round(EVENT_FRAME * scale)
+    return Timing(fps, round(CLIP_FRAMES * scale), event, event - round((EVENT_FRAME - WINDOW_START) * scale), 64)
+
+
+MAIN_TIMING = Timing()
 
 
 def scene_id(radius: int, n_distractors: int, seed: int) -> str:
@@ -121,36 +182,41 @@ def scene_grid(radii, distractors, n_seeds: int) -> list[Scene]:
     return [Scene(r, k, s) for r in radii for k in distractors for s in range(n_seeds)]
 
 
-def window_frames() -> range:
-    return range(WINDOW_START, WINDOW_START + WINDOW_FRAMES)
-
-
 def _check(motion: str, world: str) -> None:
     if motion not in MOTIONS:
         raise ValueError(f"unknown motion {motion!r}; expected one of {MOTIONS}")
     if world not in WORLDS:
         raise ValueError(f"unknown world {world!r}; expected one of {WORLDS}")
+    if world == "exit" and motion != "moving":
+        raise ValueError("the exit world exists for the moving ball only (Appendix I)")
 
 
-def ball_x(f: int, motion: str, world: str = "present") -> float | None:
-    """Ball centre column at full-clip frame f, or None where no ball is drawn.
+def ball_x(f: int, motion: str, world: str = "present", radius: int | None = None,
+           clip: Timing = MAIN_TIMING) -> float | None:
+    """Ball centre column at full-clip frame f of ``clip``, or None where no ball is drawn.
 
     Rounded to 1e-9 so that integral positions are exact and the checker
     texture does not flicker from float error (3.2 is not a binary fraction).
+    The exit world needs the ``radius`` (its ball leaves the frame edge first).
     """
     _check(motion, world)
-    if world == "never_rendered" or (world == "absent" and f >= EVENT_FRAME):
+    event, speed = clip.event_frame, clip.speed
+    if world == "never_rendered" or (world in ("absent", "exit") and f >= event):
         return None
-    if world == "static" and f >= EVENT_FRAME:
-        f = EVENT_FRAME - 1
+    if world == "exit":
+        if radius is None:
+            raise ValueError("ball_x of the exit world needs the ball's radius")
+        return round(X_START + speed * f + SIZE + radius - (X_START + speed * event), 9)
+    if world == "static" and f >= event:
+        f = event - 1
     if motion == "stationary":
-        f = min(f, STOP_FRAME)
-    return round(X_START + SPEED * f, 9)
+        f = min(f, clip.stop_frame)
+    return round(X_START + speed * f, 9)
 
 
-def expected_ball_x(motion: str, frame: int) -> float:
+def expected_ball_x(motion: str, frame: int, clip: Timing = MAIN_TIMING) -> float:
     """The present world's centre column: where the readout region follows the ball."""
-    return ball_x(frame, motion, "present")
+    return ball_x(frame, motion, "present", clip=clip)
 
 
 @dataclass(frozen=True)
@@ -236,28 +302,47 @@ def _distractors(scene: Scene) -> list[_Rect]:
     return rects
 
 
-def render_world(scene: Scene, motion: str, world: str, frames=None) -> np.ndarray:
-    """Render full-clip frame indices ``frames`` (default: the probe window) as [T,256,256,3] uint8."""
+def render_world(scene: Scene, motion: str, world: str, frames=None, clip: Timing = MAIN_TIMING) -> np.ndarray:
+    """Render full-clip frame indices ``frames`` of ``clip`` (default: its probe window) as [T,256,256,3] uint8."""
     _check(motion, world)
-    frames = list(window_frames() if frames is None else frames)
+    frames = list(clip.frames() if frames is None else frames)
     out = np.repeat(background(scene)[None], len(frames), axis=0)
     rects = _distractors(scene)
     for img, f in zip(out, frames):
         for rect in rects:
-            rect.draw(img, f)
-        x = ball_x(f, motion, world)
+            rect.draw(img, f / clip.scale)  # their sinusoids run on 7.5-fps frames, i.e. on seconds
+        x = ball_x(f, motion, world, scene.radius, clip)
         if x is not None:
             _draw_ball(img, x, BALL_ROW, scene.radius, BALL_COLOURS)
     return out
 
 
-def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=None) -> dict:
+def approach_timing(approach_frames: int) -> Timing:
+    """The pretraining-consistent query's clip (Appendix I): the moving ball is visible for
+    ``approach_frames`` of the window (8 or 16: 1.1 or 2.1 s) before it enters the block, where the
+    absent world loses it; the entry is this clip's event."""
+    if approach_frames <= 0 or approach_frames >= WINDOW_FRAMES or approach_frames % 2:
+        raise ValueError(f"approach_frames must be an even number of frames in 2..{WINDOW_FRAMES - 2}, "
+                         f"got {approach_frames}")
+    return Timing(event_frame=WINDOW_START + approach_frames)
+
+
+APPROACH_WORLDS = {"moving": ["present", "absent", "never_rendered"]}
+
+
+def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=None, fps: float = FPS,
+                 approach_frames: int | None = None) -> dict:
     """Write every world's window as out_dir/{motion}/{scene}/{world}.mkv plus manifest.json.
 
+    With ``approach_frames`` the scenes are the tube query's (approach_timing; moving ball only).
     Returns the manifest. Output is deterministic (sorted keys, no timestamps).
     """
+    clip = timing(fps) if approach_frames is None else approach_timing(approach_frames)
+    if approach_frames is not None and fps != FPS:
+        raise ValueError("the tube query's scenes exist at 7.5 fps only")
     out_dir = Path(out_dir)
-    worlds_by_motion = DEFAULT_WORLDS if worlds_by_motion is None else worlds_by_motion
+    if worlds_by_motion is None:
+        worlds_by_motion = DEFAULT_WORLDS if approach_frames is None else APPROACH_WORLDS
     scenes = scene_grid(radii, distractors, n_seeds)
     entries = []
     for motion, worlds in worlds_by_motion.items():
@@ -265,7 +350,7 @@ def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=Non
             paths = {}
             for world in worlds:
                 rel = Path(motion, scene.id, f"{world}.mkv")
-                write_video(out_dir / rel, render_world(scene, motion, world), FPS)
+                write_video(out_dir / rel, render_world(scene, motion, world, clip=clip), clip.fps)
                 paths[world] = rel.as_posix()
             entries.append(
                 {
@@ -275,19 +360,20 @@ def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=Non
                     "seed": scene.seed,
                     "motion": motion,
                     "worlds": paths,
-                    "ball_x": [expected_ball_x(motion, f) for f in window_frames()],
+                    "ball_x": [expected_ball_x(motion, f, clip) for f in clip.frames()],
                 }
             )
         print(f"[render] {motion}: {len(scenes)} scenes x {len(worlds)} worlds = "
               f"{len(scenes) * len(worlds)} videos -> {out_dir / motion}")  # fmt: skip
     manifest = {
         "size": SIZE,
-        "fps": FPS,
-        "clip_frames": CLIP_FRAMES,
-        "event_frame": EVENT_FRAME,
-        "window_start": WINDOW_START,
-        "window_frames": WINDOW_FRAMES,
+        "fps": clip.fps,
+        "clip_frames": clip.clip_frames,
+        "event_frame": clip.event_frame,
+        "window_start": clip.window_start,
+        "window_frames": clip.window_frames,
         "ball_row": BALL_ROW,
+        "approach_frames": approach_frames,
         "scenes": entries,
     }
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -369,8 +455,14 @@ def main(argv=None) -> None:
     parser.add_argument("--radii", type=int, nargs="+", default=[4, 8, 16, 32])
     parser.add_argument("--distractors", type=int, nargs="+", default=[0, 2, 4])
     parser.add_argument("--seeds", type=int, default=5, help="seeds per (radius, distractors) cell")
+    parser.add_argument("--fps", type=float, default=FPS, choices=FRAME_RATES,
+                        help="frame rate (Appendix I): 7.5 (main), 15 or 30 (same physical speed, 64-frame windows)")
+    parser.add_argument("--approach-frames", type=int, default=None,
+                        help="the tube query's scenes (Appendix I): the ball visible this many window frames "
+                             "(8: 1.1 s, 16: 2.1 s) before it enters the block")
     args = parser.parse_args(argv)
-    write_scenes(args.out, args.radii, args.distractors, args.seeds)
+    write_scenes(args.out, args.radii, args.distractors, args.seeds, fps=args.fps,
+                 approach_frames=args.approach_frames)
 
 
 if __name__ == "__main__":
