@@ -33,6 +33,7 @@ QUERIES = {
     "tube11": ("scenes_tube11", "tube"),
     "tube21": ("scenes_tube21", "tube"),
     "tube21_sparse": ("scenes_tube21", "tube_sparse"),
+    "container": ("scenes_container", "container"),
 }
 
 
@@ -116,6 +117,30 @@ rule prefetch_model:
     shell:
         "python -m worldmemory.models.prefetch --id {params.id:q} --revision {params.revision:q}"
         " --target {output:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
+# The visible container (Section 3.3, Table 6): a box closes over the ball, moves or stays, opens
+# after 0.53, 1.07, 2.00 or 2.93 s; with the never-shown-box and exit controls.
+rule permanence_container_scenes:
+    output:
+        directory("results/permanence/scenes_container"),
+    log:
+        "results/logs/permanence/scenes_container.log",
+    benchmark:
+        benchmark_tsv("permanence/scenes_container")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        radii=PERM["scenes"]["radii"],
+        distractors=PERM["scenes"]["distractors"],
+        seeds=PERM["scenes"]["seeds"],
+    shell:
+        "python -m worldmemory.permanence.containers --out {output:q} --radii {params.radii:q}"
+        " --distractors {params.distractors:q} --seeds {params.seeds:q} 2>&1 | tee {log:q}"
 
 
 # The probe's command, shared by the main query and the other queries of Section 3.3.
@@ -382,6 +407,28 @@ rule permanence_figure7:
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --model-info {input.infos:q} --outputs {output.png:q} {output.pdf:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
+
+
+# Table 9's readouts of a query's predictions (the container rows: queries/container_table9.csv).
+rule permanence_query_table9:
+    input:
+        features=expand("results/permanence/queries/{{query}}/{model}.npz", model=sorted(PERM_MODELS)),
+    output:
+        "results/permanence/queries/{query}_table9.csv",
+    log:
+        "results/logs/permanence/{query}_table9.log",
+    benchmark:
+        benchmark_tsv("permanence/{query}_table9")
+    wildcard_constraints:
+        query="|".join(QUERIES),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    shell:
+        "python -m worldmemory.permanence.linear_readouts --features {input.features:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
 # Appendix I, Table 9: the encoder's linear probe applied to the prediction, and a probe fitted on it.

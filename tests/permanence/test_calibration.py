@@ -17,6 +17,7 @@ from worldmemory.common.video import read_video
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import probe
 from worldmemory.permanence.calibration import RULES, CalibrationPredictor, probe_backend
+from worldmemory.permanence.containers import write_container_scenes
 from worldmemory.permanence.masks import ProbeGeometry, slot_ball_x
 from worldmemory.permanence.readouts import CONDITIONS, belief_curve, carry_over
 from worldmemory.permanence.render import write_scenes
@@ -283,3 +284,18 @@ def test_oracle_under_the_tube_query_keeps_the_ball_in_the_block(inner, tmp_path
     df = prober.run(batch_size=4, log=lambda *_: None)
     assert (p_present(df, "moving") == 1.0).all() and (p_present(df, "moving_never_rendered") == 0.0).all()
     assert sorted(df["slot"].unique()) == list(range(N_SLOTS - 6))  # 16 frames of approach: 8 slots before
+
+
+def test_oracle_under_the_container_query_finds_the_ball_in_the_box_only(inner, tmp_path):
+    """Visible container (Section 3.3, Table 6): the oracle fills the opened box with what it holds:
+    the ball in the main condition (1.00 at every time hidden), nothing in both controls (0.00)."""
+    write_container_scenes(tmp_path, radii=RADII, distractors=[2], n_seeds=1)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    prober = probe.Prober(CalibrationPredictor(inner, "persistence_oracle"), "oracle", manifest, tmp_path,
+                          query="container")
+    df = prober.run(batch_size=4, log=lambda *_: None)
+    for motion in MAINS:
+        assert (df[df["condition"] == f"container_{motion}"]["present"]).all()
+        for control in ("never_shown", "exit"):
+            assert not df[df["condition"] == f"container_{motion}_{control}"]["present"].any()
+    assert df["t_s"].nunique() == 4

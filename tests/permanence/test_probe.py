@@ -9,7 +9,8 @@ import torch
 from worldmemory.common.video import read_video
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import probe
-from worldmemory.permanence.masks import ProbeGeometry
+from worldmemory.permanence.containers import HIDDEN_FRAMES, write_container_scenes
+from worldmemory.permanence.masks import ProbeGeometry, slot_ball_x
 from worldmemory.permanence.readouts import CONDITIONS
 from worldmemory.permanence.render import write_scenes
 
@@ -217,3 +218,46 @@ def test_the_tube_query_refuses_the_main_scenes(prober):
     tube = probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="tube")
     with pytest.raises(ValueError, match="tube query's scenes"):
         tube.run(4, log=lambda *_: None)
+
+
+@pytest.fixture(scope="module")
+def container_scenes(tmp_path_factory):
+    out = tmp_path_factory.mktemp("container_scenes")
+    write_container_scenes(out, radii=[16, 32], distractors=[2], n_seeds=1)
+    return out, json.loads((out / "manifest.json").read_text())
+
+
+def test_the_container_query_reads_the_opening_slot_of_every_hidden_duration(prober, container_scenes):
+    scenes, manifest = container_scenes
+    rows = probe.Prober(prober.backend, "tiny", manifest, scenes, query="container").run(4, log=lambda *_: None)
+    expected = {f"container_{m}{c}" for m in probe.MOTIONS for c in ("", "_never_shown", "_exit", "_copy_last_view")}
+    assert set(rows["condition"]) == expected
+    # one readout per scene and duration: t is the time hidden, the slot the one holding the opening frame
+    assert len(rows) == len(expected) * 2 * len(HIDDEN_FRAMES)
+    assert sorted(rows["t_s"].unique()) == pytest.approx([h / 7.5 for h in HIDDEN_FRAMES], abs=1e-6)
+    slots = rows.groupby("t_s")["slot"].unique()
+    assert [int(v[0]) for v in slots] == [(32 + h - 28) // 2 - 2 for h in HIDDEN_FRAMES]
+
+
+def test_the_container_query_hides_the_closed_box_from_the_opening_on(prober, container_scenes):
+    """What differs between the worlds (the revealed ball) is never in the context; the box is."""
+    scenes, manifest = container_scenes
+    container = probe.Prober(prober.backend, "tiny", manifest, scenes, query="container")
+    entry = next(s for s in manifest["scenes"] if s["motion"] == "moving" and s["hidden_frames"] == 8
+                 and s["radius"] == 32)
+    geom = ProbeGeometry(container.grid, 32, container.event_slot)
+    clips = {w: container._load([entry], w) for w in entry["worlds"]}
+    conditions = container._container_conditions("moving", clips, geom, [entry])
+    _, hidden, slots = conditions["container_moving"]
+    visible = geom.visible(hidden)
+    assert slots == [(40 - 28) // 2]
+    assert np.isin(geom.region(slots[0], slot_ball_x(entry["ball_x"])[slots[0]]), hidden).all()
+    with torch.inference_mode():
+        a, b = (container.backend.encode(clips[w], visible) for w in ("present", "absent"))
+        full = [container.backend.encode(clips[w]) for w in ("present", "absent")]
+    assert torch.equal(a, b) and not torch.equal(*full)
+
+
+def test_the_container_query_refuses_the_main_scenes(prober):
+    with pytest.raises(ValueError, match="container scenes"):
+        probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="container").run(4, lambda *_: None)

@@ -62,8 +62,8 @@ def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_p
 
 
 def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake, job_counts):
-    """Reveal at the end builds Figure 3 from the run's models; the frame rates and the tube queries
-    resolve to their own scene sets (one render each; the two 2.1 s tube queries share theirs)."""
+    """Reveal at the end builds Figure 3 from the run's models; the frame rates, the tube queries and
+    the container resolve to their own scene sets (one render each; the two 2.1 s tube queries share theirs)."""
     snakemake(two_runs[0], TINY, "results/permanence/figure3.png")
     out = two_runs[0] / "results" / "permanence"
     reveal = pd.read_csv(out / "queries" / "reveal_long.csv")
@@ -71,9 +71,11 @@ def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake,
     assert set(reveal["condition"]) == expected and set(reveal["model"]) == {"tiny-test-scratch", "tiny-test-random"}
     assert reveal["t_s"].max() == pytest.approx(2.93, abs=0.01)  # the gap: the last four frames are visible
     assert (out / "figure3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    queries = ("fps15", "fps30", "tube11", "tube21", "tube21_sparse")
-    dry = snakemake(two_runs[0], TINY, "-n", *(f"results/permanence/queries/{q}.csv" for q in queries)).stdout
-    assert job_counts(dry) == {"permanence_scenes": 4, "permanence_query": 10, "permanence_query_table": 5}
+    queries = ("fps15", "fps30", "tube11", "tube21", "tube21_sparse", "container")
+    targets = [f"results/permanence/queries/{q}.csv" for q in (*queries, "container_table9")]
+    dry = snakemake(two_runs[0], TINY, "-n", *targets).stdout
+    assert job_counts(dry) == {"permanence_scenes": 4, "permanence_container_scenes": 1, "permanence_query": 12,
+                               "permanence_query_table": 6, "permanence_query_table9": 1}
 
 
 def test_a_finished_run_has_nothing_left_to_do(two_runs, snakemake):

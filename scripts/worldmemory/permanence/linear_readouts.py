@@ -46,12 +46,13 @@ N_FOLDS = 5
 C = 0.5  # inverse regularisation strength, Appendix C
 MAX_ITER = 10_000
 TOL = 1e-6
-# (main, control) pairs of the probe on z-hat (Appendix I): never-rendered for both motions, and
-# the exit control for the moving ball.
+# (main, control) pairs of the probe on z-hat (Appendix I): never-rendered for both motions, the
+# exit control for the moving ball, and for a box the never-shown box and the exit control.
 PAIRS = (
     ("moving", "moving_never_rendered"),
     ("moving", "moving_exit"),
     ("stationary", "stationary_never_rendered"),
+    *((f"container_{m}", f"container_{m}_{c}") for m in ("moving", "stationary") for c in ("never_shown", "exit")),
 )
 COLUMNS = ["model", "motion", "readout", "condition", "against", "slot", "t_s", "n_scenes", "value"]
 KEYS = ["model", "motion", "readout", "condition", "against", "slot"]

@@ -28,6 +28,15 @@ ahead of the ball is hidden in every frame, and the decision is read from the en
 ``query="tube_sparse"`` hides, besides, a random 90% of the remaining context per scene (the
 approach band excepted; the same tokens in both conditions of a scene), pretraining's ratio.
 
+The *visible container* query (Section 3.3, Table 6; ``query="container"``) reads the container
+scenes (permanence.containers: an opaque box closes over the ball at the event, moves with it or
+stays, and opens after 0.53-2.93 s). The box's closed footprint (and the readout region) is hidden
+from the opening slot on, and the decision is read at the opening slot; t_s is the time hidden:
+
+* ``container_{motion}``: the ball was in the box; ``container_{motion}_never_shown``: the box
+  never held a ball; ``container_{motion}_exit``: a ball left the frame when the box closed;
+  ``container_{motion}_copy_last_view``: the closed box's tokens (Appendix I).
+
 Every condition is read against the main condition's references z_present and z_absent ("every
 control is read on the same axis"). For the moving ball, the nearest of the moving, static and
 gone worlds over the slot's whole hidden band is recorded too (three-world readout, Section 3.3).
@@ -64,11 +73,12 @@ from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
 from worldmemory.models.vjepa2 import copy_last_view, describe, deterministic, weights_digest
 from worldmemory.permanence.calibration import probe_backend
+from worldmemory.permanence.containers import box_cols, box_rows
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
 MOTIONS = ("moving", "stationary")
-QUERIES = ("main", "reveal", "tube", "tube_sparse")
+QUERIES = ("main", "reveal", "tube", "tube_sparse", "container")
 REVEAL_FRAMES = 4  # "the band stays visible for the last four frames" (Section 3.3)
 SPARSE_HIDDEN = 0.9  # "hiding 90% of the context outside the ball's approach as well" (Appendix I)
 SPARSE_NAMESPACE = "worldmemory.permanence.tube_sparse.v1"
@@ -169,12 +179,13 @@ class Prober:
 
     def probe_batch(self, by_motion: dict[str, list[dict]], radius: int) -> list[dict]:
         geom = ProbeGeometry(self.grid, radius, self.event_slot, self.margin)
-        conditions = {"main": self._main_conditions, "reveal": self._reveal_conditions}.get(
-            self.query, self._tube_conditions)
+        conditions = {"main": self._main_conditions, "reveal": self._reveal_conditions,
+                      "container": self._container_conditions}.get(self.query, self._tube_conditions)
         rows = []
-        for motion, scenes in by_motion.items():
+        for scenes in by_motion.values():
+            motion = scenes[0]["motion"]
             # the other queries read two worlds only: no three-world readout there
-            worlds = scenes[0]["worlds"] if self.query == "main" else ("present", "absent")
+            worlds = scenes[0]["worlds"] if self.query in ("main", "container") else ("present", "absent")
             if self.query.startswith("tube"):
                 worlds = ("present", "absent", "never_rendered")
             clips = {w: self._load(scenes, w) for w in worlds}
@@ -246,6 +257,30 @@ class Prober:
         kept = rng.choice(rest, size=round(len(rest) * (1 - SPARSE_HIDDEN)), replace=False)
         return np.union1d(approach, kept)
 
+    def _container_conditions(self, motion: str, clips: dict, geom: ProbeGeometry, scenes: list[dict]) -> dict:
+        """The visible container: the box's closed footprint hidden from the opening slot on."""
+        if self.manifest.get("query") != "container":
+            raise ValueError(f"the container query reads the container scenes (permanence.containers); "
+                             f"{self.dir} holds another query's")
+        scene, tub = scenes[0], self.grid.tubelet_size  # one speed: every scene's box is at the same x
+        open_at = scene["open_frame"] - self.manifest["window_start"]
+        open_slot = open_at // tub
+        (top, bottom), (left, right) = box_rows(scene["radius"], closed=True), box_cols(scene["open_frame"], motion)
+        rows, cols = self.grid.cells_in_box(left, right - 1, top, bottom - 1)  # half-open pixel ranges
+        footprint = self.grid.tokens(range(open_slot, self.grid.slots), rows, cols)
+        region = geom.region(open_slot, slot_ball_x(scene["ball_x"], tub)[open_slot])
+        hidden = np.union1d(footprint, region)
+        visible = geom.visible(hidden)
+        name = f"container_{motion}"
+        conditions = {}
+        for condition, world in ((name, "present"), (f"{name}_never_shown", "never_shown"), (f"{name}_exit", "exit")):
+            ctx, keys = self.encode(clips[world], visible)
+            conditions[condition] = (self.predict(ctx, keys, visible, hidden), hidden, [open_slot])
+            if world == "present":
+                copy = copy_last_view(ctx, visible, hidden, self.grid.side**2)
+                conditions[f"{name}_copy_last_view"] = (copy, hidden, [open_slot])
+        return conditions
+
     def _reveal_conditions(self, motion: str, clips: dict, geom: ProbeGeometry, scenes=None) -> dict:
         """Reveal at the end: the band hidden from the event until the last four frames, which show either world."""
         last_hidden = self.grid.slots - REVEAL_FRAMES // self.grid.tubelet_size
@@ -270,6 +305,8 @@ class Prober:
                     at = _positions(target, region, f"{condition}: the readout region of slot {slot}")
                     p, zp, za = pred[b, at], refs["present"][b, region], refs["absent"][b, region]
                     t_s = round(seconds_since_visible(slot, self.event_slot, self.grid.tubelet_size, self.fps), 6)
+                    if "hidden_frames" in scene:  # a container: the time hidden before it opens
+                        t_s = round(scene["hidden_frames"] / self.fps, 6)
                     key = (motion, scene["id"], slot - self.event_slot, t_s)
                     self.references[key] = (zp.mean(axis=0), za.mean(axis=0))
                     self.features.append({"condition": condition, "key": key, "pred": p.mean(axis=0)})
@@ -321,14 +358,17 @@ class Prober:
         scenes = self.manifest["scenes"]
         radii = sorted({s["radius"] for s in scenes})
         ids = {r: sorted({s["id"] for s in scenes if s["radius"] == r}) for r in radii}
-        lookup = {(s["motion"], s["id"]): s for s in scenes}
+        # a variant is a motion, or a container's (motion, time hidden): one set of clips per scene
+        variant = {id(s): (s["motion"], s.get("hidden_frames", 0)) for s in scenes}
+        variants = sorted(set(variant.values()), key=lambda v: (MOTIONS.index(v[0]), v[1]))
+        lookup = {(*variant[id(s)], s["id"]): s for s in scenes}
         rows, start = [], time.time()
         total = sum(len(v) for v in ids.values())
         done = 0
         for r in radii:
             for i in range(0, len(ids[r]), batch_size):
                 chunk = ids[r][i : i + batch_size]
-                by_motion = {m: [lookup[(m, sid)] for sid in chunk] for m in MOTIONS if (m, chunk[0]) in lookup}
+                by_motion = {v: [lookup[(*v, sid)] for sid in chunk] for v in variants if (*v, chunk[0]) in lookup}
                 with torch.inference_mode():
                     rows += self.probe_batch(by_motion, r)
                 self.encodings.clear()  # shared contexts never cross a batch: keep memory flat
