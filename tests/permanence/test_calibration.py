@@ -18,6 +18,7 @@ from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import probe
 from worldmemory.permanence.calibration import RULES, CalibrationPredictor, probe_backend
 from worldmemory.permanence.containers import write_container_scenes
+from worldmemory.permanence.linear_readouts import table9
 from worldmemory.permanence.masks import ProbeGeometry, slot_ball_x
 from worldmemory.permanence.readouts import CONDITIONS, belief_curve, carry_over
 from worldmemory.permanence.render import write_scenes
@@ -299,3 +300,18 @@ def test_oracle_under_the_container_query_finds_the_ball_in_the_box_only(inner, 
         for control in ("never_shown", "exit"):
             assert not df[df["condition"] == f"container_{motion}_{control}"]["present"].any()
     assert df["t_s"].nunique() == 4
+
+
+def test_the_oracles_features_are_the_present_worlds_region_means(inner, manifest, scenes):
+    """The linear readouts' input through the real probe: the oracle's prediction region means equal
+    the present world's reference ones (Table 9's encoder probe then reads them as present)."""
+    prober = CachedProber(CalibrationPredictor(inner, "persistence_oracle"), "oracle", manifest, scenes)
+    prober.run(batch_size=4, log=lambda *_: None)
+    arrays = prober.feature_arrays()
+    refs = {key: i for i, key in enumerate(zip(arrays["ref_motion"], arrays["ref_scene_id"], arrays["ref_slot"]))}
+    at = [refs[key] for key in zip(arrays["motion"], arrays["scene_id"], arrays["slot"])]
+    main = np.isin(arrays["condition"], MAINS)
+    np.testing.assert_allclose(arrays["pred"][main], arrays["z_present"][at][main], rtol=1e-5, atol=1e-6)
+    control = np.char.endswith(arrays["condition"], "_never_rendered")
+    assert not np.allclose(arrays["pred"][control], arrays["z_present"][at][control])
+    assert len(table9({"oracle": arrays})) > 0
