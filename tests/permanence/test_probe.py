@@ -160,8 +160,8 @@ def test_the_reveal_shows_the_band_in_the_last_four_frames_only(prober, scenes):
 
 
 def test_the_unknown_query_is_refused(prober):
-    with pytest.raises(ValueError, match="unknown query 'container'"):
-        probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="container")
+    with pytest.raises(ValueError, match="unknown query 'sideways'"):
+        probe.Prober(prober.backend, "tiny", prober.manifest, prober.dir, query="sideways")
 
 
 def test_features_hold_the_region_means_of_each_readout(prober, scenes):

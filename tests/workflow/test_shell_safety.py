@@ -23,14 +23,19 @@ HOSTILE = "we ird $(touch PWNED) `touch PWNED` 'q' \"d\" ;&|"
 
 
 def shell_commands() -> dict[str, str]:
-    """Rule name -> its shell command (the concatenated string literals after `shell:`)."""
+    """Rule name -> its shell command (the concatenated string literals after `shell:`, or the
+    module-level constant of string literals it names, e.g. permanence.smk's PROBE_CMD)."""
     found = {}
     for path in sorted((REPO / "rules").glob("*.smk")):
-        for block in re.split(r"\n(?=rule )", path.read_text()):
+        text = path.read_text()
+        constants = {m.group(1): ast.literal_eval(m.group(2))
+                     for m in re.finditer(r"^(\w+) = (\(\n(?:    .*\n)+\))", text, re.M)}
+        for block in re.split(r"\n(?=rule )", text):
             name = re.match(r"rule (\w+):", block)
             shell = re.search(r"\n    shell:\n((?:        .*\n?)+)", block)
             if name and shell:
-                found[name.group(1)] = ast.literal_eval("(" + shell.group(1) + ")")
+                body = shell.group(1).strip()
+                found[name.group(1)] = constants[body] if body in constants else ast.literal_eval("(" + body + ")")
     return found
 
 
@@ -42,6 +47,8 @@ def unquoted(command: str) -> list[str]:
 def test_the_lint_sees_every_rule_and_flags_an_unquoted_placeholder():
     commands = shell_commands()
     assert {"permanence_probe", "worldmembench_rollout", "persistbench_tables", "prefetch_dinov2"} <= set(commands)
+    assert commands["permanence_query"] == commands["permanence_probe"]  # the shared PROBE_CMD, read as such
+    assert "--query {params.query:q}" in commands["permanence_probe"]
     assert unquoted("run --in {input.cases} --out {output:q} {params.model_args}") == ["input.cases"]
     assert unquoted("run {params.model} {threads}") == ["params.model", "threads"]
 
