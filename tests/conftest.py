@@ -49,3 +49,22 @@ def chat_server():
     yield server
     server.httpd.shutdown()
     server.httpd.server_close()
+
+
+def _runs_snakemake(item) -> bool:
+    return item.get_closest_marker("workflow") is not None or item.get_closest_marker("slurm") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that run Snakemake first, the largest (the last collected) first among them:
+    `--dist loadfile` hands modules to the two workers in collection order, so the short unit-test
+    modules then fill the end and neither worker idles while the other finishes a long module."""
+    module = {}
+    for i, item in enumerate(items):
+        module.setdefault(item.path, i)
+
+    def order(item):
+        slow = _runs_snakemake(item)
+        return not slow, -module[item.path] if slow else 0  # stable: a module's tests keep their order
+
+    items.sort(key=order)

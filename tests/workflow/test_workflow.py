@@ -126,7 +126,14 @@ def test_the_papers_checkpoints_run_through_the_same_rules(tmp_path, snakemake):
     assert "prefetch_model" not in result.stdout + result.stderr  # weights were already there
     side = pd.read_csv(tmp_path / "results" / "permanence" / "table3_vs_paper.csv")
     assert set(side["run"]) == {VITH}  # the calibration rows have no paper numbers
-    assert "calib-oracle" in set(pd.read_csv(tmp_path / "results" / "permanence" / "table3.csv")["model"])
+    wide = pd.read_csv(tmp_path / "results" / "permanence" / "table3.csv").set_index(["model", "condition"])
+    p = wide[[c for c in wide.columns if c.startswith("p_")]]
+    # the oracle reads as designed through the real rules: the ball at every time point, no control
+    for motion in ("moving", "stationary"):
+        assert (p.loc[("calib-oracle", motion)] == 1.0).all()
+        assert (p.loc[("calib-oracle", f"{motion}_never_rendered")] == 0.0).all()
+    assert (p.loc[("calib-oracle", "moving_exit")] == 0.0).all()
+    assert wide.loc[("calib-oracle", "moving"), "carry_over_s"] == pytest.approx(3.47, abs=0.01)
     assert side["paper"].notna().all() and side["ours"].notna().any()
     assert "p_present@0.00" in result.stdout + result.stderr
 
