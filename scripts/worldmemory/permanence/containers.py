@@ -64,13 +64,12 @@ Output
 from __future__ import annotations
 
 import argparse
-import json
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from worldmemory.common.video import write_video
 from worldmemory.permanence.render import (
     BALL_COLOURS,
     BALL_ROW,
@@ -85,7 +84,10 @@ from worldmemory.permanence.render import (
     _draw_ball,
     background,
     ball_x,
+    scene_entry,
     scene_grid,
+    write_manifest,
+    write_worlds,
 )
 
 BOX_WIDTH = 80
@@ -197,49 +199,20 @@ def write_container_scenes(out_dir, radii=DEFAULT_RADII, distractors=DEFAULT_DIS
         for hidden in hidden_frames:
             for scene in scenes:
                 _check(motion, hidden, radius=scene.radius)
-    window = list(MAIN_TIMING.frames())
     entries = []
     for motion in MOTIONS:
         for hidden in hidden_frames:
             group = f"{motion}_h{hidden:02d}"
             for scene in scenes:
-                paths = {}
-                for world in WORLDS:
-                    rel = Path(group, scene.id, f"{world}.mkv")
-                    write_video(out_dir / rel, render_container_world(scene, motion, hidden, world), FPS)
-                    paths[world] = rel.as_posix()
-                entries.append(
-                    {
-                        "id": scene.id,
-                        "radius": scene.radius,
-                        "n_distractors": scene.n_distractors,
-                        "seed": scene.seed,
-                        "motion": motion,
-                        "hidden_frames": hidden,
-                        "open_frame": open_frame(hidden),
-                        "worlds": paths,
-                        "ball_x": [ball_x(f, motion, "present") for f in window],
-                        "box_x": [box_x(f, motion) for f in window],
-                    }
-                )
+                render = partial(render_container_world, scene, motion, hidden)
+                paths = write_worlds(out_dir, group, scene, WORLDS, render, FPS)
+                box = [box_x(f, motion) for f in MAIN_TIMING.frames()]
+                entries.append(scene_entry(scene, motion, paths, MAIN_TIMING, hidden_frames=hidden,
+                                           open_frame=open_frame(hidden), box_x=box))
             print(f"[containers] {group}: {len(scenes)} scenes x {len(WORLDS)} worlds = "
                   f"{len(scenes) * len(WORLDS)} videos -> {out_dir / group}")  # fmt: skip
-    manifest = {
-        "size": SIZE,
-        "fps": FPS,
-        "clip_frames": CLIP_FRAMES,
-        "event_frame": EVENT_FRAME,
-        "window_start": MAIN_TIMING.window_start,
-        "window_frames": MAIN_TIMING.window_frames,
-        "ball_row": BALL_ROW,
-        "approach_frames": None,
-        "query": "container",
-        "box": [BOX_WIDTH, BOX_HEIGHT],
-        "scenes": entries,
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return manifest
+    return write_manifest(out_dir, MAIN_TIMING, entries, approach_frames=None, query="container",
+                          box=[BOX_WIDTH, BOX_HEIGHT])
 
 
 def main(argv=None) -> None:

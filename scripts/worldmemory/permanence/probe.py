@@ -82,6 +82,10 @@ QUERIES = ("main", "reveal", "tube", "tube_sparse", "container")
 REVEAL_FRAMES = 4  # "the band stays visible for the last four frames" (Section 3.3)
 SPARSE_HIDDEN = 0.9  # "hiding 90% of the context outside the ball's approach as well" (Appendix I)
 SPARSE_NAMESPACE = "worldmemory.permanence.tube_sparse.v1"
+# The worlds a query reads where it does not read every world of its scenes (no static world: no
+# three-world readout there).
+TUBE_WORLDS = ("present", "absent", "never_rendered")
+QUERY_WORLDS = {"reveal": ("present", "absent"), "tube": TUBE_WORLDS, "tube_sparse": TUBE_WORLDS}
 THREE_WORLDS = {"moving": "present", "static": "static", "gone": "absent"}
 
 
@@ -184,10 +188,7 @@ class Prober:
         rows = []
         for scenes in by_motion.values():
             motion = scenes[0]["motion"]
-            # the other queries read two worlds only: no three-world readout there
-            worlds = scenes[0]["worlds"] if self.query in ("main", "container") else ("present", "absent")
-            if self.query.startswith("tube"):
-                worlds = ("present", "absent", "never_rendered")
+            worlds = QUERY_WORLDS.get(self.query, scenes[0]["worlds"])
             clips = {w: self._load(scenes, w) for w in worlds}
             refs = {w: self.encode(clips[w], None)[0] for w in ("present", "absent", "static") if w in clips}
             rows += self._readouts(motion, scenes, geom, refs, conditions(motion, clips, geom, scenes))

@@ -71,6 +71,7 @@ import argparse
 import json
 import math
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -347,24 +348,43 @@ def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=Non
     entries = []
     for motion, worlds in worlds_by_motion.items():
         for scene in scenes:
-            paths = {}
-            for world in worlds:
-                rel = Path(motion, scene.id, f"{world}.mkv")
-                write_video(out_dir / rel, render_world(scene, motion, world, clip=clip), clip.fps)
-                paths[world] = rel.as_posix()
-            entries.append(
-                {
-                    "id": scene.id,
-                    "radius": scene.radius,
-                    "n_distractors": scene.n_distractors,
-                    "seed": scene.seed,
-                    "motion": motion,
-                    "worlds": paths,
-                    "ball_x": [expected_ball_x(motion, f, clip) for f in clip.frames()],
-                }
-            )
+            paths = write_worlds(out_dir, motion, scene, worlds, partial(render_world, scene, motion, clip=clip),
+                                 clip.fps)
+            entries.append(scene_entry(scene, motion, paths, clip))
         print(f"[render] {motion}: {len(scenes)} scenes x {len(worlds)} worlds = "
               f"{len(scenes) * len(worlds)} videos -> {out_dir / motion}")  # fmt: skip
+    return write_manifest(out_dir, clip, entries, approach_frames=approach_frames)
+
+
+def write_worlds(out_dir: Path, group: str, scene: Scene, worlds, render, fps: float) -> dict:
+    """Write ``render(world)`` of each world as out_dir/group/{scene}/{world}.mkv (lossless);
+    returns world -> path relative to out_dir."""
+    paths = {}
+    for world in worlds:
+        rel = Path(group, scene.id, f"{world}.mkv")
+        write_video(out_dir / rel, render(world), fps)
+        paths[world] = rel.as_posix()
+    return paths
+
+
+def scene_entry(scene: Scene, motion: str, paths: dict, clip: Timing, **extra) -> dict:
+    """One scene's manifest entry: its grid cell, its worlds' paths and the present ball's x per
+    window frame (where the probe's readout region follows it), plus ``extra`` keys."""
+    return {
+        "id": scene.id,
+        "radius": scene.radius,
+        "n_distractors": scene.n_distractors,
+        "seed": scene.seed,
+        "motion": motion,
+        "worlds": paths,
+        "ball_x": [expected_ball_x(motion, f, clip) for f in clip.frames()],
+        **extra,
+    }
+
+
+def write_manifest(out_dir: Path, clip: Timing, entries: list[dict], **extra) -> dict:
+    """out_dir/manifest.json: the clip's timing, the ball's row, ``extra`` keys and the scenes'
+    entries (sorted keys, no timestamps); returns it."""
     manifest = {
         "size": SIZE,
         "fps": clip.fps,
@@ -373,9 +393,10 @@ def write_scenes(out_dir, radii, distractors, n_seeds: int, worlds_by_motion=Non
         "window_start": clip.window_start,
         "window_frames": clip.window_frames,
         "ball_row": BALL_ROW,
-        "approach_frames": approach_frames,
+        **extra,
         "scenes": entries,
     }
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
