@@ -120,6 +120,30 @@ def models_of_source(source):
     return sorted(m for m, s in PERM_MODELS.items() if s["source"] == source)
 
 
+INTPHYS = PERM.get("intphys", {})
+INTPHYS_FIXTURE = "results/permanence/intphys_fixture"
+
+
+def intphys_dataset(wildcards):
+    """Input function: the directory the IntPhys-2019 jobs score (Section 3.5): the dev set named by
+    permanence.intphys.dataset, or the fixture rendered here; refuses naming the key when unset."""
+    dataset = INTPHYS.get("dataset")
+    if dataset is None:
+        raise ValueError(
+            "permanence.intphys.dataset is not set, so IntPhys-2019 (Tables 1 and 10) cannot be scored: set it to "
+            "the dev set's directory (O1, O2, O3 inside), or to 'fixture' for the IntPhys-format scenes the "
+            'workflow renders (README "IntPhys-2019")'
+        )
+    if dataset == "fixture":
+        return INTPHYS_FIXTURE
+    if not os.path.isdir(dataset):
+        raise ValueError(
+            f"permanence.intphys.dataset = {dataset!r} is not a directory: give the IntPhys-2019 dev set's "
+            "directory (O1, O2, O3 inside) or 'fixture'"
+        )
+    return dataset
+
+
 def models_with(source):
     """Wildcard constraint matching the models of one source (nothing when there are none)."""
     return "|".join(re.escape(m) for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"

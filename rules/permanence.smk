@@ -462,3 +462,96 @@ rule permanence_table9:
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --model-info {input.infos:q} --outputs {output.table:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
+
+
+# IntPhys-2019 (Section 3.5, Appendix I "Protocol"), outside the main job: each model's surprise per
+# video on permanence.intphys.dataset, then Table 1 (two context frames), Table 10 (three rules) and
+# the scene-bootstrap differences between models.
+rule permanence_intphys_fixture:
+    output:
+        directory(INTPHYS_FIXTURE),
+    log:
+        "results/logs/permanence/intphys_fixture.log",
+    benchmark:
+        benchmark_tsv("permanence/intphys_fixture")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        scenes=INTPHYS.get("fixture_scenes", 8),
+    shell:
+        "python -m worldmemory.permanence.intphys_fixture --out {output:q} --scenes {params.scenes:q} 2>&1 | tee {log:q}"
+
+
+rule permanence_intphys:
+    input:
+        dataset=intphys_dataset,
+        weights=model_weights,
+    output:
+        csv="results/permanence/intphys/{model}.csv",
+        info="results/permanence/intphys/{model}.json",
+    log:
+        "results/logs/permanence/intphys_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/intphys_{model}")
+    conda:
+        "../envs/torch.yaml"
+    threads: lambda wc: probe_threads(wc.model)
+    resources:
+        mem_mb=8000,
+        runtime=240,
+        gpu=GPU,
+    params:
+        spec=lambda wc: json.dumps(probe_spec(wc.model), sort_keys=True),
+        weights_args=lambda wc, input: shlex.join(["--weights", input.weights]) if input.weights else "",
+        fps=INTPHYS.get("source_fps", 7.5),
+        device=DEVICE,
+    shell:
+        "python -m worldmemory.permanence.intphys --dataset {input.dataset:q} --model-name {wildcards.model:q}"
+        " --spec {params.spec:q} {params.weights_args} --source-fps {params.fps:q} --device {params.device:q}"
+        " --threads {threads:q} --out {output.csv:q} --out-summary {output.info:q} 2>&1 | tee {log:q}"
+
+
+rule permanence_intphys_tables:
+    input:
+        videos=expand("results/permanence/intphys/{model}.csv", model=sorted(PERM_MODELS)),
+        infos=expand("results/permanence/intphys/{model}.json", model=sorted(PERM_MODELS)),
+        config=CONFIG_STAMP,
+    output:
+        table1=report(
+            "results/permanence/table1.csv",
+            caption="../report/permanence_table1.rst",
+            category=PERM_REPORT,
+            subcategory="Table 1",
+        ),
+        table10=report(
+            "results/permanence/table10.csv",
+            caption="../report/permanence_table10.rst",
+            category=PERM_REPORT,
+            subcategory="Table 10",
+        ),
+        differences="results/permanence/intphys_differences.csv",
+        provenance="results/permanence/table1.json",
+    log:
+        "results/logs/permanence/intphys_tables.log",
+    benchmark:
+        benchmark_tsv("permanence/intphys_tables")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=20,
+    params:
+        config_sha=CONFIG_SHA,
+        videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(PERM_MODELS), input.videos)),
+        baseline_args=shlex.join(["--baseline", INTPHYS["baseline"]]) if INTPHYS.get("baseline") else "",
+    shell:
+        "(python -m worldmemory.permanence.intphys_tables --videos {params.videos_args} {params.baseline_args}"
+        " --table1 {output.table1:q} --table10 {output.table10:q} --differences {output.differences:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
+        " --outputs {output.table1:q} {output.table10:q} {output.differences:q} --out {output.provenance:q})"
+        " 2>&1 | tee {log:q}"

@@ -11,7 +11,7 @@ import pytest
 import torch
 from worldmemory.models.vjepa2 import build_model, encode_visible, predict_hidden
 from worldmemory.models.vjepa2_layers import fast_path, rope_tables, rotate
-from worldmemory.permanence.train import sample_mask
+from worldmemory.permanence.mask_generators import sample_mask
 
 # Head sizes that rotate the whole head (encoder 24 = 3 x 8) and that leave a remainder unrotated
 # (encoder 32: 3 x 10 + 2; predictor 16: 3 x 4 + 4), as the embedded default and released models do.

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, load_model, weights_digest
-from worldmemory.permanence.train import area_downsample, normalised_pool, sample_mask, train
+from worldmemory.permanence.mask_generators import sample_mask
+from worldmemory.permanence.train import area_downsample, normalised_pool, train
 
 MICRO = dict(crop_size=64, patch_size=16, frames_per_clip=8, tubelet_size=2, hidden_size=48,
              num_attention_heads=4, num_hidden_layers=1, pred_hidden_size=32,

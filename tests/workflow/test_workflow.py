@@ -63,10 +63,18 @@ def test_changing_one_model_reruns_only_its_probe_and_the_tables(two_runs, tmp_p
 
 
 def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake, job_counts):
-    """Reveal at the end builds Figure 3 from the run's models; the frame rates, the tube queries and
-    the container resolve to their own scene sets (one render each; the two 2.1 s tube queries share theirs)."""
-    snakemake(two_runs[0], TINY, "results/permanence/figure3.png")
+    """Reveal at the end builds Figure 3 and IntPhys-2019 Tables 1 and 10 (on the rendered fixture)
+    from the run's models; the frame rates, the tube queries and the container resolve to their own
+    scene sets (one render each; the two 2.1 s tube queries share theirs)."""
+    snakemake(two_runs[0], TINY, "results/permanence/figure3.png", "results/permanence/table1.csv")
     out = two_runs[0] / "results" / "permanence"
+    table10 = pd.read_csv(out / "table10.csv")
+    assert set(table10["model"]) == {"tiny-test-scratch", "tiny-test-random"}
+    assert set(table10["rule"]) == {"fixed", "best", "min"} and (table10["pairs"] == 2 * 4).all()
+    assert pd.read_csv(out / "table1.csv").equals(
+        table10[table10["rule"] == "fixed"].drop(columns=["rule", "context"]).reset_index(drop=True))
+    differences = pd.read_csv(out / "intphys_differences.csv")
+    assert set(differences["model"]) == {"tiny-test-scratch"} and set(differences["baseline"]) == {"tiny-test-random"}
     reveal = pd.read_csv(out / "queries" / "reveal_long.csv")
     expected = {f"{m}_reveal_{w}" for m in ("moving", "stationary") for w in ("present", "absent")}
     assert set(reveal["condition"]) == expected and set(reveal["model"]) == {"tiny-test-scratch", "tiny-test-random"}
@@ -159,6 +167,29 @@ def paper_stand_in(tmp_path, weights_in=None, released=None):
     path = tmp_path / "paper_tiny.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a_dataset(tmp_path, snakemake,
+                                                                                           job_counts):
+    """Tables 1 and 10 under config/paper.yaml with the dev set's directory given: every model's
+    IntPhys job asks for a GPU; without the directory the target is refused naming the key."""
+    paper = yaml.safe_load(paper_stand_in(tmp_path).read_text())
+    dev = tmp_path / "intphys_dev"
+    dev.mkdir()
+    paper["device"] = "cuda"
+    paper["permanence"]["intphys"]["dataset"] = str(dev)
+    path = tmp_path / "paper_intphys.yaml"
+    path.write_text(yaml.safe_dump(paper))
+    dry = snakemake(tmp_path, path, "-n", "-p", "results/permanence/table1.csv").stdout
+    assert job_counts(dry) == {"prefetch_model": 3, "permanence_intphys": 4, "permanence_intphys_tables": 1}
+    jobs = dry.split("rule permanence_intphys:")[1:]
+    assert all("gpu=1" in job.split("Shell command")[0] for job in jobs)
+    assert all(f"--dataset {dev}" in job for job in jobs)
+    assert "--baseline vjepa2-vith-fpc64-256" in dry
+    paper["permanence"]["intphys"]["dataset"] = None
+    path.write_text(yaml.safe_dump(paper))
+    refused = snakemake(tmp_path, path, "-n", "results/permanence/table1.csv", check=False)
+    assert refused.returncode != 0 and "permanence.intphys.dataset is not set" in refused.stdout + refused.stderr
 
 
 def test_switching_to_the_papers_config_rebuilds_the_table(two_runs, tmp_path, snakemake, job_counts):

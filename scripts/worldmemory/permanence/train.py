@@ -33,39 +33,9 @@ import torch.nn.functional as F
 from worldmemory.common.seeds import stable_rng
 from worldmemory.models.device import torch_device
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
+from worldmemory.permanence.mask_generators import sample_mask
+from worldmemory.permanence.objectives import laplace_nll
 from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip
-
-# kind: (spatial blocks, area of each block, hidden from a random slot on rather than in every slot)
-MASKS = {
-    "short_tube": (8, 0.15, False),  # V-JEPA short-range multi-block tube
-    "long_tube": (2, 0.70, False),  # V-JEPA long-range multi-block tube
-    "temporal_block": (2, 0.15, True),  # Section 3.5 (i): a block hidden from a random slot to the end
-    "causal": (0, 1.0, True),  # Section 3.5 (i): every token after a random slot
-}
-
-
-def spatial_blocks(rng: np.random.Generator, side: int, n_blocks: int, scale: float, aspect=(0.75, 1.5)) -> np.ndarray:
-    """Union of ``n_blocks`` rectangles of ``scale`` of the frame each (V-JEPA multi-block), as a grid."""
-    hidden = np.zeros((side, side), bool)
-    for _ in range(n_blocks):
-        ratio = math.exp(rng.uniform(math.log(aspect[0]), math.log(aspect[1])))
-        h = int(np.clip(round(math.sqrt(scale * side * side * ratio)), 1, side))
-        w = int(np.clip(round(math.sqrt(scale * side * side / ratio)), 1, side))
-        top, left = rng.integers(0, side - h + 1), rng.integers(0, side - w + 1)
-        hidden[top : top + h, left : left + w] = True
-    return hidden
-
-
-def sample_mask(rng: np.random.Generator, kind: str, side: int, slots: int) -> np.ndarray:
-    """Hidden token indices (time-major) of one mask of the given kind; some tokens always stay visible."""
-    n_blocks, scale, partial = MASKS[kind]
-    while True:
-        cells = spatial_blocks(rng, side, n_blocks, scale) if n_blocks else np.ones((side, side), bool)
-        first = int(rng.integers(1, slots)) if partial else 0
-        if partial or not cells.all():
-            break
-    flat = np.flatnonzero(cells.ravel())
-    return (np.arange(first, slots)[:, None] * side * side + flat[None, :]).ravel()
 
 
 def area_downsample(clip: np.ndarray, factor: int) -> np.ndarray:
@@ -114,16 +84,21 @@ def sample_batch(rng: np.random.Generator, pool: torch.Tensor, batch_size: int, 
     return x, sample_mask(rng, kind, side, slots)
 
 
-def train_step(model, target_encoder, opt, x: torch.Tensor, hidden: np.ndarray) -> tuple[float, float]:
+def train_step(model, target_encoder, opt, x: torch.Tensor, hidden: np.ndarray, scale_head=None,
+               predictor_only: bool = False) -> tuple[float, float]:
     """One V-JEPA step: the predictor regresses the hidden tokens (L1) onto the layer-normed target
     encoding of the full clip from the context encoder's visible tokens. Returns the loss and the
-    target's spread over tokens (a collapse shows as a spread near 0)."""
+    target's spread over tokens (a collapse shows as a spread near 0). With ``scale_head`` the loss is
+    the Laplace negative log-likelihood under its per-token scale (Section 3.5); ``predictor_only``
+    encodes the context without gradients (the curricula's frozen encoder)."""
     visible = np.setdiff1d(np.arange(model.encoder.embeddings.num_patches(model.config)), hidden)
     with torch.no_grad():
         h = encode_visible(target_encoder, x)
         target = F.layer_norm(h, (h.shape[-1],))[:, torch.as_tensor(hidden)]
-    pred = predict_hidden(model.predictor, encode_visible(model.encoder, x, visible), visible, hidden)
-    loss = (pred - target).abs().mean()
+    with torch.set_grad_enabled(not predictor_only):
+        context = encode_visible(model.encoder, x, visible)
+    pred = predict_hidden(model.predictor, context, visible, hidden)
+    loss = laplace_nll(pred, target, scale_head(pred)) if scale_head is not None else (pred - target).abs().mean()
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()

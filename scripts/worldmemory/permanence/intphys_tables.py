@@ -1,0 +1,86 @@
+"""Tables 1 and 10 of *Tracking Is Not Permanence* from the per-video surprises of each checkpoint.
+
+* Table 1 (Section 4.6): pairwise accuracy (%) under the main text's rule, two context frames and
+  the surprise averaged over windows, with its scene-bootstrap 95% interval and the accuracy per
+  block (O1-O3);
+* Table 10 (Appendix I, "Protocol"): the three rules side by side (fixed two-frame context, the
+  best single context length in 2-10, the minimum over context lengths per start frame);
+* the differences between checkpoints (Appendix I: "Resampling the 90 scenes ... 95% intervals of
+  +4.5 [0.6, 8.8] points"): every other checkpoint minus the baseline, per rule, scene bootstrap of
+  the difference with 10,000 resamples seeded by the pair's names.
+
+Input: the per-video CSVs written by ``python -m worldmemory.permanence.intphys --out`` (one per
+checkpoint, named on the command line as NAME=PATH).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from worldmemory.permanence.intphys import RULES, bootstrap, pairs, readout, rule_readout, rule_table, scene_accuracy
+
+
+def parse_named(values: list[str]) -> dict[str, Path]:
+    """NAME=PATH arguments -> {name: path}, in the order given."""
+    named = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--videos {value!r}: expected NAME=PATH (a checkpoint's name and its per-video CSV)")
+        named[name] = Path(path)
+    return named
+
+
+def rules_of(videos: dict[str, pd.DataFrame], resamples: int) -> pd.DataFrame:
+    """Table 10's rows: one per checkpoint and rule (rule_table), checkpoints in the order given."""
+    return pd.concat([rule_table(v, key=name, resamples=resamples).assign(model=name) for name, v in videos.items()],
+                     ignore_index=True)
+
+
+def differences(videos: dict[str, pd.DataFrame], baseline: str, resamples: int) -> pd.DataFrame:
+    """Each checkpoint minus ``baseline`` under each rule (each checkpoint scored at its own readout
+    of that rule): the difference in points and its scene-bootstrap 95% interval."""
+    if baseline not in videos:
+        raise ValueError(f"baseline {baseline!r} is not among the checkpoints {list(videos)}; "
+                         "set permanence.intphys.baseline to one of them")
+    rows = []
+    for rule in RULES:
+        base = scene_accuracy(pairs(readout(videos[baseline], rule_readout(videos[baseline], rule))))
+        for name, v in videos.items():
+            if name == baseline:
+                continue
+            ours = scene_accuracy(pairs(readout(v, rule_readout(v, rule))))
+            d = bootstrap([ours], [base], key=f"{name}-{baseline}/{rule}", resamples=resamples)
+            rows.append({"model": name, "baseline": baseline, "rule": rule, "difference": d["estimate"],
+                         "low": d["low"], "high": d["high"], "scenes": d["scenes"]})
+    return pd.DataFrame(rows, columns=["model", "baseline", "rule", "difference", "low", "high", "scenes"])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--videos", nargs="+", required=True, help="NAME=PATH per checkpoint (per-video surprises)")
+    ap.add_argument("--baseline", default=None, help="checkpoint the differences are against (default: the first)")
+    ap.add_argument("--resamples", type=int, default=10_000)
+    ap.add_argument("--table1", required=True, type=Path)
+    ap.add_argument("--table10", required=True, type=Path)
+    ap.add_argument("--differences", required=True, type=Path)
+    args = ap.parse_args(argv)
+    videos = {name: pd.read_csv(path, dtype={"context": str}) for name, path in parse_named(args.videos).items()}
+    table10 = rules_of(videos, args.resamples)
+    blocks = sorted(c for c in table10.columns if c.startswith("accuracy_"))
+    table10 = table10[["model", "rule", "context", "accuracy", "low", "high", "pairs", *blocks]]
+    table1 = table10[table10["rule"] == "fixed"].drop(columns=["rule", "context"])
+    for path in (args.table1, args.table10, args.differences):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    table1.to_csv(args.table1, index=False, float_format="%.2f")
+    table10.to_csv(args.table10, index=False, float_format="%.2f")
+    baseline = args.baseline or next(iter(videos))
+    differences(videos, baseline, args.resamples).to_csv(args.differences, index=False, float_format="%.2f")
+    print(table10.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+"""IntPhys-2019 evaluator (permanence.intphys): reader, windows, surprise, rules, pairs, bootstrap, CLI.
+
+Known answers throughout: hand-made dev-set directories, a fake predictor whose tokens are the
+frame index (so a window's surprise has a closed form), hand-made surprise tables for the rules of
+Table 10, and, end to end on the workflow's own fixture (permanence.intphys_fixture), the real tiny
+V-JEPA 2 under the persistence oracle (every pair ties: 50%) and a random predictor (about 50%).
+"""
+
+import functools
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+from worldmemory.common.seeds import stable_rng
+from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
+from worldmemory.permanence import intphys
+from worldmemory.permanence.calibration import CalibrationPredictor
+from worldmemory.permanence.intphys_fixture import write_fixture
+
+TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hidden_size=48,
+            num_attention_heads=4, num_hidden_layers=2, pred_hidden_size=32,
+            pred_num_attention_heads=4, pred_num_hidden_layers=1, num_pooler_layers=1)
+
+
+# -- reader ------------------------------------------------------------------------------------------
+def make_video(video_dir, is_possible, n_frames=3, size=8, status=True):
+    """A video directory whose frame f is filled with the value 10 * f (its index in the file names)."""
+    (video_dir / "scene").mkdir(parents=True)
+    for f in range(n_frames):
+        Image.fromarray(np.full((size, size, 3), 10 * f, np.uint8)).save(video_dir / "scene" / f"scene_{f + 1:03d}.png")
+    if status:
+        (video_dir / "status.json").write_text(json.dumps({"header": {"is_possible": is_possible}}))
+
+
+def make_scene(scene_dir, labels, **kwargs):
+    for number, label in enumerate(labels, start=1):
+        make_video(scene_dir / str(number), label, **kwargs)
+
+
+def test_reader_reads_is_possible_from_status_json_in_block_scene_video_order(tmp_path):
+    make_scene(tmp_path / "O2" / "01", [False, True, True, False])
+    make_scene(tmp_path / "O1" / "02", [True, False, False, True])
+    make_scene(tmp_path / "O1" / "01", [True, True, False, False])
+    videos = intphys.read_dataset(tmp_path)
+    assert [(v.block, v.scene, v.video) for v in videos][:5] == [
+        ("O1", "01", "1"), ("O1", "01", "2"), ("O1", "01", "3"), ("O1", "01", "4"), ("O1", "02", "1")]
+    assert [v.is_possible for v in videos] == [True, True, False, False, True, False, False, True,
+                                              False, True, True, False]
+    assert videos[-1].path == tmp_path / "O2" / "01" / "4"
+
+
+@pytest.mark.parametrize("labels, message", [
+    ([True, True, False], "found 1: possible, 2: possible, 3: impossible"),
+    ([True, True, True, False], "found 1: possible, 2: possible, 3: possible, 4: impossible"),
+    ([True, False, False, True, False], "2 possible and 2 impossible"),
+])
+def test_reader_refuses_a_scene_without_two_possible_and_two_impossible_videos(tmp_path, labels, message):
+    make_scene(tmp_path / "O1" / "07", labels)
+    with pytest.raises(ValueError, match=f"O1/07: .*{message}"):
+        intphys.read_dataset(tmp_path)
+
+
+def test_reader_refuses_a_missing_or_malformed_status(tmp_path):
+    make_scene(tmp_path / "O1" / "01", [True, True, False])
+    make_video(tmp_path / "O1" / "01" / "4", False, status=False)
+    with pytest.raises(ValueError, match="O1/01/4/status.json is missing"):
+        intphys.read_dataset(tmp_path)
+    (tmp_path / "O1" / "01" / "4" / "status.json").write_text(json.dumps({"header": {"possible": False}}))
+    with pytest.raises(ValueError, match="O1/01/4/status.json: expected JSON with header.is_possible"):
+        intphys.read_dataset(tmp_path)
+    (tmp_path / "O1" / "01" / "4" / "status.json").write_text(json.dumps({"header": {"is_possible": "false"}}))
+    with pytest.raises(ValueError, match="must be true or false, found 'false'"):
+        intphys.read_dataset(tmp_path)
+    with pytest.raises(ValueError, match="holds no <block>/<scene>/<video>/"):
+        intphys.read_dataset(tmp_path / "O1" / "01" / "1" / "scene")
+
+
+def test_frames_are_subsampled_to_7_5_fps_and_squash_resized(tmp_path):
+    make_video(tmp_path / "v", True, n_frames=10, size=8)
+    frames = intphys.read_frames(tmp_path / "v", size=4, source_fps=30.0)  # every fourth frame
+    assert frames.shape == (3, 4, 4, 3) and frames.dtype == np.uint8
+    assert frames[:, 0, 0, 0].tolist() == [0, 40, 80]
+    assert intphys.read_frames(tmp_path / "v", size=8)[:, 0, 0, 0].tolist() == list(range(0, 100, 10))
+    assert intphys.frame_indices(7, 15.0).tolist() == [0, 2, 4, 6]
+    assert intphys.frame_indices(10, 11.25).tolist() == [0, 2, 3, 5, 6, 8, 9]  # 1.5 source frames per frame
+    with pytest.raises(ValueError, match="below the protocol's 7.5 fps"):
+        intphys.read_frames(tmp_path / "v", size=8, source_fps=5.0)
+
+
+# -- windows and surprise -------------------------------------------------------------------------------
+def test_window_tokens_and_starts_for_two_and_four_context_frames():
+    visible, target = intphys.window_tokens(2, 14, 2, side=2)  # 4 tokens per slot, 8 slots
+    assert visible.tolist() == [0, 1, 2, 3]
+    assert target.tolist() == list(range(4, 32))
+    visible, target = intphys.window_tokens(4, 14, 2, side=2)  # 9 slots
+    assert visible.tolist() == list(range(8))
+    assert target.tolist() == list(range(8, 36))
+    assert intphys.window_starts(20, 2, 14, 2).tolist() == [0, 2, 4]
+    assert intphys.window_starts(20, 4, 14, 2).tolist() == [0, 2]
+    assert intphys.window_starts(17, 4, 14, 2).tolist() == []
+    for context, horizon in ((3, 14), (2, 13), (0, 14)):
+        with pytest.raises(ValueError, match="positive multiple of the tubelet size 2"):
+            intphys.window_tokens(context, horizon, 2, side=2)
+
+
+class FrameIndexPredictor:
+    """A MaskedLatentPredictor on a 2 x 2 patch grid whose tokens are (m, 1, 0), m their tubelet's mean
+    pixel value, and whose prediction is 0: a window's surprise is the mean |layer_norm(m, 1, 0)| of
+    its horizon's tokens."""
+
+    crop_size, patch_size, tubelet_size = 2, 1, 2
+    model = torch.nn.Identity()
+
+    def __init__(self):
+        self.calls = []
+
+    def preprocess(self, clips):
+        return torch.as_tensor(np.asarray(clips), dtype=torch.float64).permute(0, 1, 4, 2, 3)
+
+    def encode(self, x, visible=None):
+        b, t = x.shape[:2]
+        m = x.mean(dim=2).reshape(b, t // 2, 2, 4).mean(dim=2).reshape(b, -1, 1)
+        tokens = torch.cat([m, torch.ones_like(m), torch.zeros_like(m)], dim=-1)
+        self.calls.append(("encode", None if visible is None else np.asarray(visible).tolist(), x.shape[1]))
+        return tokens if visible is None else tokens[:, torch.as_tensor(visible)]
+
+    def predict(self, context, visible, target):
+        self.calls.append(("predict", np.asarray(visible).tolist(), np.asarray(target).tolist()))
+        return torch.zeros(context.shape[0], len(target), 3, dtype=context.dtype)
+
+
+def frame_clip(n_frames):
+    """(1, T, 3, 2, 2): every pixel of frame t is t."""
+    return torch.arange(n_frames, dtype=torch.float64).reshape(1, n_frames, 1, 1, 1).expand(1, n_frames, 3, 2, 2)
+
+
+def horizon_error(start, context):
+    """The frame-index predictor's surprise of the window at ``start``: its horizon's slots hold frames
+    start+C+2k and start+C+2k+1 (m = start+C+2k+0.5), layer-normed over (m, 1, 0), against 0."""
+    def normed(m):
+        v = np.array([m, 1.0, 0.0])
+        return np.abs((v - v.mean()) / np.sqrt(v.var() + 1e-5)).mean()
+
+    return np.mean([normed(start + context + 2 * k + 0.5) for k in range(7)])
+
+
+@pytest.mark.parametrize("context", [2, 4])
+def test_window_surprise_is_the_horizons_error_against_the_whole_windows_normed_encoding(context):
+    backend = FrameIndexPredictor()
+    starts, values = intphys.window_surprises(backend, frame_clip(22), context, batch_size=2)
+    assert starts.tolist() == list(range(0, 22 - context - 14 + 1, 2))
+    np.testing.assert_allclose(values, [horizon_error(s, context) for s in starts])
+    n_visible = context // 2 * 4
+    assert ("encode", list(range(n_visible)), context + 14) in backend.calls
+    assert ("predict", list(range(n_visible)), list(range(n_visible, (context + 14) // 2 * 4))) in backend.calls
+    assert ("encode", None, context + 14) in backend.calls
+
+
+def test_laplace_nll_matches_the_closed_form():
+    rng = stable_rng("laplace", "tests.intphys")
+    pred, target = (torch.as_tensor(rng.normal(size=(3, 5, 4))) for _ in range(2))
+    l1 = (pred - target).abs().mean(dim=(1, 2))
+    torch.testing.assert_close(intphys.surprise(pred, target), l1)
+    for b in (0.25, 1.0, 3.0):
+        nll = intphys.surprise(pred, target, scale=lambda p, b=b: torch.tensor(b))
+        torch.testing.assert_close(nll, l1 / b + np.log(2 * b))
+    per_token = torch.full((3, 5, 1), 0.5)
+    torch.testing.assert_close(intphys.surprise(pred, target, scale=lambda p: per_token), 2 * l1)
+    with pytest.raises(ValueError, match="must be positive"):
+        intphys.surprise(pred, target, scale=lambda p: torch.tensor(0.0))
+    # through the windows: the scale head's surprise of the frame-index predictor
+    _, values = intphys.window_surprises(FrameIndexPredictor(), frame_clip(18), 2, scale=lambda p: torch.tensor(2.0))
+    np.testing.assert_allclose(values, [horizon_error(s, 2) / 2 + np.log(4) for s in (0, 2)])
+
+
+# -- rules of Table 10 ---------------------------------------------------------------------------------------
+def windows_table(per_video: dict) -> pd.DataFrame:
+    """Window table from {(scene, video, is_possible): {context: [surprise per start 0, 2, ...]}} in block O1."""
+    rows = []
+    for (scene, video, possible), by_context in per_video.items():
+        for context, values in by_context.items():
+            rows += [{"block": "O1", "scene": scene, "video": video, "is_possible": possible, "context": context,
+                      "start": 2 * i, "surprise": v} for i, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_min_rule_takes_the_minimum_per_start_frame_over_the_start_frames_every_context_fits():
+    windows = windows_table({("01", "1", True): {2: [1.0, 5.0, 9.0], 4: [3.0, 2.0]}})
+    table = intphys.video_surprises(windows).set_index("context")["surprise"]
+    assert table.index.tolist() == ["2", "4", "min"]
+    assert table["2"] == pytest.approx(5.0)
+    assert table["4"] == pytest.approx(2.5)
+    assert table["min"] == pytest.approx(1.5)  # min(1, 3), min(5, 2); start 4 has no 4-frame window
+
+
+def scene_surprises(scene, possible, impossible, context="2"):
+    """Per-video rows of one scene and readout: videos 1, 2 possible, 3, 4 impossible."""
+    return pd.DataFrame([{"block": "O1", "scene": scene, "video": str(i + 1), "is_possible": i < 2,
+                          "context": context, "surprise": s} for i, s in enumerate([*possible, *impossible])])
+
+
+def test_pairwise_accuracy_counts_four_pairs_per_scene_and_a_tie_as_half():
+    table = intphys.pairs(scene_surprises("01", [1.0, 2.0], [3.0, 2.0]))
+    assert len(table) == 4
+    assert table.set_index(["possible", "impossible"])["correct"].to_dict() == {
+        ("1", "3"): 1.0, ("1", "4"): 1.0, ("2", "3"): 1.0, ("2", "4"): 0.5}
+    assert intphys.accuracy(table) == 87.5
+    both = pd.concat([scene_surprises("01", [1.0, 2.0], [3.0, 2.0]), scene_surprises("02", [5.0, 5.0], [1.0, 6.0])])
+    assert intphys.accuracy(intphys.pairs(both)) == pytest.approx(100 * (3.5 + 2) / 8)
+    with pytest.raises(ValueError, match="scene O1/01: expected 2 possible and 2 impossible"):
+        intphys.pairs(scene_surprises("01", [1.0, 2.0], [3.0]))
+
+
+def test_best_rule_picks_the_most_accurate_context_and_the_smallest_on_a_tie():
+    videos = pd.concat([
+        scene_surprises("01", [1.0, 1.0], [0.0, 0.0], "2"),  # 0%
+        scene_surprises("01", [0.0, 0.0], [1.0, 1.0], "4"),  # 100%
+        scene_surprises("01", [0.0, 0.0], [1.0, 1.0], "10"),  # 100%, longer
+        scene_surprises("01", [0.0, 1.0], [0.5, 0.5], "6"),  # 50%
+        scene_surprises("01", [1.0, 1.0], [1.0, 1.0], "min"),  # ties: 50%
+    ])
+    assert intphys.context_accuracies(videos) == {"2": 0.0, "4": 100.0, "6": 50.0, "10": 100.0, "min": 50.0}
+    assert intphys.rule_readout(videos, "fixed") == "2"
+    assert intphys.rule_readout(videos, "best") == "4"
+    assert intphys.rule_readout(videos, "min") == "min"
+    table = intphys.rule_table(videos, "m", resamples=100).set_index("rule")
+    assert table.loc["best", "context"] == "4" and table.loc["best", "accuracy"] == 100.0
+    assert table.loc["fixed", "accuracy"] == 0.0 and table.loc["min", "accuracy"] == 50.0
+    assert table.loc["fixed", "accuracy_O1"] == 0.0
+
+
+# -- scene bootstrap ----------------------------------------------------------------------------------------
+def per_scene(values):
+    index = pd.MultiIndex.from_tuples([("O1", f"{i + 1:02d}") for i in range(len(values))], names=["block", "scene"])
+    return pd.Series(values, index=index, dtype=float)
+
+
+def test_bootstrap_of_identical_checkpoints_is_exactly_zero_and_a_constant_advantage_is_that_constant():
+    rng = stable_rng("scenes", "tests.intphys")
+    a = per_scene(rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=30))
+    same = intphys.bootstrap([a], [a.copy()], key="same")
+    assert (same["estimate"], same["low"], same["high"]) == (0.0, 0.0, 0.0)
+    better = per_scene(np.minimum(a.to_numpy(), 0.75) + 0.25)
+    worse = per_scene(np.minimum(a.to_numpy(), 0.75))
+    diff = intphys.bootstrap([better], [worse], key="constant")
+    assert diff["estimate"] == pytest.approx(25.0) and diff["low"] == pytest.approx(25.0)
+    assert diff["high"] == pytest.approx(25.0)
+    assert diff["scenes"] == 30 and diff["resamples"] == 10_000
+
+
+def test_bootstrap_is_seeded_by_its_key_and_averages_seeds_per_scene():
+    rng = stable_rng("seeds", "tests.intphys")
+    a = per_scene(rng.uniform(size=20))  # not quantised, so two draws give two intervals
+    first, again = intphys.bootstrap([a], key="k"), intphys.bootstrap([a], key="k")
+    assert first == again
+    assert intphys.bootstrap([a], key="other") != first
+    assert first["estimate"] == pytest.approx(100 * a.mean())
+    assert first["low"] < first["estimate"] < first["high"]
+    # two seeds that disagree on every scene average to 0.5 per scene: no spread left
+    one, two = per_scene([1.0, 0.0] * 5), per_scene([0.0, 1.0] * 5)
+    mean = intphys.bootstrap([one, two], key="k")
+    assert (mean["estimate"], mean["low"], mean["high"]) == (50.0, 50.0, 50.0)
+    with pytest.raises(ValueError, match="seed 1 of checkpoint a covers other scenes"):
+        intphys.bootstrap([one, per_scene([1.0] * 9)])
+    with pytest.raises(ValueError, match="checkpoints a and b cover different scenes"):
+        intphys.bootstrap([one], [per_scene([1.0] * 9)])
+
+
+# -- end to end on the fixture with a tiny V-JEPA 2 ---------------------------------------------------------------
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One intra-op thread: the tiny model's calls are too small to share, and on a busy machine the
+    threads only wait for each other (ten times slower here with two)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("intphys")
+    write_fixture(root, n_scenes=4, size=64)
+    return root
+
+
+@pytest.fixture(scope="module")
+def inner():
+    return VJEPA2Backend(build_model(TINY, seed=1))
+
+
+def test_persistence_oracle_sees_the_true_future_so_every_pair_ties(dataset, inner):
+    """The persistence oracle fills the horizon with the true pixels: its prediction is the target,
+    surprise 0 on every video, and every pair a tie (50%, not above chance: it is no IntPhys oracle;
+    intphys_fixture.ConsistentWorldOracle is)."""
+    oracle = CalibrationPredictor(inner, "persistence_oracle")
+    windows = intphys.score_dataset(oracle, intphys.read_dataset(dataset), contexts=(2, 10), log=lambda *_: None)
+    assert len(windows) == 16 * (9 + 5)  # 32 frames: windows of 16 and 24 frames every 2 frames
+    assert windows["surprise"].abs().max() < 1e-6
+    videos = intphys.video_surprises(windows)
+    assert all(value == 50.0 for value in intphys.context_accuracies(videos).values())
+
+
+def test_the_vjepa2_predictor_scores_every_window_of_a_video(dataset, inner):
+    """The real predictor path (VJEPA2Backend.predict) on windows of 16 and 24 frames."""
+    video = intphys.read_dataset(dataset)[0]
+    clip = inner.preprocess(intphys.read_frames(video.path, inner.crop_size)[None])
+    windows = intphys.score_video(inner, clip, contexts=(2, 10), batch_size=4)
+    assert windows.groupby("context")["start"].apply(list).to_dict() == {2: list(range(0, 17, 2)),
+                                                                         10: list(range(0, 9, 2))}
+    assert np.isfinite(windows["surprise"]).all() and (windows["surprise"] > 0).all()
+
+
+ENCODINGS: dict = {}  # the random predictors' encodings, shared across their seeds
+
+
+class RandomPredictor:
+    """Random tokens: the inner encoder's context and targets, a prediction drawn from a seeded
+    generator, ten times the features' scale so that the draw, not the video, decides. The
+    encodings are memoised by content (every seed reads the same windows)."""
+
+    def __init__(self, inner, seed):
+        self.inner = inner
+        self.crop_size, self.patch_size, self.tubelet_size = inner.crop_size, inner.patch_size, inner.tubelet_size
+        self.model = inner.model
+        seed = int(stable_rng(str(seed), "tests.intphys.random").integers(2**31))
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def preprocess(self, clips):
+        return self.inner.preprocess(clips)
+
+    def encode(self, x, visible=None):
+        sample = x[..., ::8, ::8].contiguous().numpy().tobytes()  # the moving distractors tell windows apart
+        key = (hashlib.sha256(sample).hexdigest(), x.shape, None if visible is None else tuple(visible))
+        if key not in ENCODINGS:
+            ENCODINGS[key] = self.inner.encode(x, visible)
+        return ENCODINGS[key]
+
+    def predict(self, context, visible, target):
+        return 10 * torch.randn(context.shape[0], len(target), context.shape[2], generator=self.generator)
+
+
+def test_a_random_predictor_scores_near_chance(dataset, inner, monkeypatch):
+    monkeypatch.setattr(intphys, "read_frames", functools.cache(intphys.read_frames))  # decode once, not per seed
+    videos = intphys.read_dataset(dataset)
+    scores = []
+    for seed in range(8):
+        windows = intphys.score_dataset(RandomPredictor(inner, seed), videos, contexts=(2,), log=lambda *_: None)
+        scores.append(intphys.accuracy(intphys.pairs(intphys.readout(intphys.video_surprises(windows), "2"))))
+    assert len(set(scores)) > 1  # the draws decide
+    assert abs(np.mean(scores) - 50.0) < 12.5, scores  # 8 x 16 pairs
+
+
+def test_cli_scores_a_calibration_spec_and_writes_the_per_video_table_and_the_rules(dataset, tmp_path):
+    encoder = {"source": "random", "config": TINY, "seed": 1}
+    spec = {"source": "calibration", "predictor": "persistence_oracle", "encoder": "tiny", "encoder_spec": encoder}
+    out, summary = tmp_path / "videos.csv", tmp_path / "summary.json"
+    intphys.main(["--dataset", str(dataset), "--model-name", "oracle", "--spec", json.dumps(spec), "--threads", "1",
+                  "--contexts", "2", "4", "--out", str(out), "--out-summary", str(summary)])
+    table = pd.read_csv(out, dtype={"context": str, "scene": str, "video": str})
+    assert list(table.columns) == ["block", "scene", "video", "is_possible", "context", "surprise"]
+    assert len(table) == 16 * 3 and sorted(table["context"].unique()) == ["2", "4", "min"]
+    info = json.loads(summary.read_text())
+    assert [r["rule"] for r in info["rules"]] == ["fixed", "best", "min"]
+    assert all(r["accuracy"] == 50.0 and r["pairs"] == 16 for r in info["rules"])
+    assert info["identity"]["calibration"]["predictor"] == "persistence_oracle"
+    assert info["by_context"] == {"2": 50.0, "4": 50.0, "min": 50.0}
+    with pytest.raises(ValueError, match="lacks 2"):
+        intphys.main(["--dataset", str(dataset), "--model-name", "x", "--spec", json.dumps(spec),
+                      "--contexts", "4", "--out", str(out), "--out-summary", str(summary)])
