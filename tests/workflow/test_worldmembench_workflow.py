@@ -19,17 +19,18 @@ pytestmark = pytest.mark.workflow
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, snakemake):
-    dirs = [tmp_path_factory.mktemp(f"wmb{i}") for i in range(2)]
-    for i, d in enumerate(dirs):  # the first run also replays every model through the estimators
-        snakemake(d, TINY, "results/table2.csv", "results/worldmembench/figure5.png",
-                  "results/worldmembench/table12.csv", *([AGREEMENT] if i == 0 else []))
-    return dirs
+def run(tmp_path_factory, snakemake):
+    """One run, which also replays every model through the estimators. Two runs ending
+    byte-identical: test_reliability.py (an uninterrupted run against a killed and resumed one)."""
+    workdir = tmp_path_factory.mktemp("wmb")
+    snakemake(workdir, TINY, "results/table2.csv", "results/worldmembench/figure5.png",
+              "results/worldmembench/table12.csv", AGREEMENT)
+    return workdir
 
 
 @pytest.fixture(scope="module")
-def table2(runs):
-    return pd.read_csv(runs[0] / "results" / "table2.csv").set_index("model")
+def table2(run):
+    return pd.read_csv(run / "results" / "table2.csv").set_index("model")
 
 
 def test_table2_has_the_papers_columns_and_every_model(table2):
@@ -63,24 +64,24 @@ def test_unavailable_metrics_are_nan_not_made_up(table2):
     assert table2[["imaging_quality", "aesthetic_quality", "human_identity"]].isna().all().all()
 
 
-def test_revisit_tables_separate_memory_from_drift(runs):
+def test_revisit_tables_separate_memory_from_drift(run):
     """Table 10: the omniscient model scores the same at both LRLR revisits; a drifting model
     remembers less at the second (d = R1 - R2 > 0)."""
-    t10 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table10.csv").set_index(["model", "metric"])
+    t10 = pd.read_csv(run / "results" / "worldmembench" / "table10.csv").set_index(["model", "metric"])
     assert t10.loc[("omniscient", "human_appearance"), "d_LRLR"] == pytest.approx(0.0, abs=1e-9)
     assert t10.loc[("drifting", "human_appearance"), "d_LRLR"] > 0
-    t9 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table9.csv")
+    t9 = pd.read_csv(run / "results" / "worldmembench" / "table9.csv")
     assert set(t9["model"]) == {"mean"}
-    t8 = pd.read_csv(runs[0] / "results" / "worldmembench" / "table8.csv")
+    t8 = pd.read_csv(run / "results" / "worldmembench" / "table8.csv")
     assert set(t8["trajectory"]) == {"LRLR", "LRUD"}
-    assert (runs[0] / "results" / "worldmembench" / "figure5.png").read_bytes()[:4] == b"\x89PNG"
+    assert (run / "results" / "worldmembench" / "figure5.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_departure_and_return_controls(runs):
+def test_departure_and_return_controls(run):
     """Tables 11-13 (Appendix G.1): every reference model turns away and back as prescribed
     (the camera-error model under-turns by a third, still past 30 degrees, and returns exactly),
     so every environment return qualifies and the qualified and unfiltered effects agree."""
-    out = runs[0] / "results" / "worldmembench"
+    out = run / "results" / "worldmembench"
     t11 = pd.read_csv(out / "table11.csv").set_index("model")
     assert (t11[["env_D", "env_R30", "env_Q30"]] == 100).all().all()
     assert (t11["N_cross"] == 1).all() and (t11["N_multi"] == 0).all()  # no LRLRLR in the tiny config
@@ -92,74 +93,70 @@ def test_departure_and_return_controls(runs):
     assert sorted(t13["tolerance"]) == [5, 15, 30] and (t13["N"] == 4).all()
 
 
-def test_two_runs_give_byte_identical_tables(runs):
-    for name in ["table2.csv", "worldmembench/table5.csv", "worldmembench/table10.csv",
-                 "worldmembench/table12.csv", "worldmembench/figure5.png"]:
-        a, b = (d / "results" / name for d in runs)
-        assert a.read_bytes() == b.read_bytes(), name
-
-
-def test_drift_rate_orders_the_scores(tmp_path, snakemake):
-    """Drifting is monotone in its rate: a faster drift remembers less."""
+@pytest.fixture(scope="module")
+def variants(tmp_path_factory, snakemake):
+    """One run of the model variants the default tiny config lacks: two drift rates, and an
+    external command beside the omniscient reference."""
+    workdir = tmp_path_factory.mktemp("variants")
     config = yaml.safe_load(TINY.read_text())
     config["worldmembench"]["models"] = {
-        f"drift-{r}": {"kind": "reference", "reference": "drifting", "params": {"rate": r}} for r in (0.02, 0.3)}
-    path = tmp_path / "drift.yaml"
+        **{f"drift-{r}": {"kind": "reference", "reference": "drifting", "params": {"rate": r}} for r in (0.02, 0.3)},
+        "omniscient": {"kind": "reference", "reference": "omniscient"},
+        "still": {"kind": "external", "paper_name": "LingBot-World", "runtime": 5,
+                  "command": "python -m worldmemory.worldmembench.still_model --request {request}"},
+    }
+    path = workdir / "variants.yaml"
     path.write_text(yaml.safe_dump(config))
-    snakemake(tmp_path, path, "results/table2.csv")
-    t = pd.read_csv(tmp_path / "results" / "table2.csv").set_index("model")
+    snakemake(workdir, path, "results/table2.csv", "results/worldmembench/table12.csv")
+    return workdir
+
+
+def test_drift_rate_orders_the_scores(variants):
+    """Drifting is monotone in its rate: a faster drift remembers less."""
+    t = pd.read_csv(variants / "results" / "table2.csv").set_index("model")
     for metric in MEMORY[:6]:  # appearance and shape drift: every static memory metric
         assert t.loc["drift-0.02", metric] > t.loc["drift-0.3", metric], metric
 
 
-def test_an_external_model_runs_through_its_command_template(tmp_path, snakemake):
+def test_an_external_model_runs_through_its_command_template(variants):
     """The still-frame model is an external command (external.py's contract): its real videos are
     read by the no-weights estimators, which give a number in every column they support (a video
     that never changes keeps every target's look and shape: appearance 1; it never turns: RPE_rot
     1), every other column NaN with the config key that would enable it; a run labelled with a
     paper model's name (it stands in for that model here) prints the paper's numbers beside ours."""
-    config = yaml.safe_load(TINY.read_text())
-    config["worldmembench"]["models"] = {
-        "omniscient": {"kind": "reference", "reference": "omniscient"},
-        "still": {"kind": "external", "paper_name": "LingBot-World", "runtime": 5,
-                  "command": "python -m worldmemory.worldmembench.still_model --request {request}"},
-    }
-    path = tmp_path / "external.yaml"
-    path.write_text(yaml.safe_dump(config))
-    snakemake(tmp_path, path, "results/table2.csv", "results/worldmembench/table12.csv")
-    table = pd.read_csv(tmp_path / "results" / "table2.csv").set_index("model")
+    table = pd.read_csv(variants / "results" / "table2.csv").set_index("model")
     still = table.loc["still"]
     assert still[ESTIMATED].notna().all() and still.drop(ESTIMATED).isna().all()
     assert still["object_appearance"] == pytest.approx(1.0, abs=0.01)
     assert still["object_geometry"] == pytest.approx(1.0, abs=0.01)
     assert still["rpe_rot"] == pytest.approx(1.0, abs=1e-6)
-    reasons = pd.read_csv(tmp_path / "results" / "worldmembench" / "table2_nan_reasons.csv")
+    reasons = pd.read_csv(variants / "results" / "worldmembench" / "table2_nan_reasons.csv")
     why = reasons[reasons["model"] == "still"].set_index("metric")["reason"]
     assert set(why.index) == set(table.columns) - set(ESTIMATED)
     assert "worldmembench.perception.depth" in why["env_depth"]
     assert "worldmembench.perception.judge" in why["dyn_overall"]
     assert "translation" in why["rpe_trans"]
-    side = pd.read_csv(tmp_path / "results" / "worldmembench" / "table2_vs_paper.csv")
+    side = pd.read_csv(variants / "results" / "worldmembench" / "table2_vs_paper.csv")
     lingbot = side.set_index("metric").loc["dyn_overall"]
     assert (lingbot["model"], lingbot["run"], lingbot["paper"]) == ("LingBot-World", "still", 0.808)
     assert lingbot["note"].startswith("ours NaN")
-    manifest = (tmp_path / "results" / "worldmembench" / "rollouts" / "still" / "manifest.json")
+    manifest = (variants / "results" / "worldmembench" / "rollouts" / "still" / "manifest.json")
     assert '"ground_truth": false' in manifest.read_text()
-    masks = tmp_path / "results" / "worldmembench" / "perception" / "still" / "tracking.npz"
+    masks = variants / "results" / "worldmembench" / "perception" / "still" / "tracking.npz"
     assert masks.stat().st_size > 0  # perception is a cached target of its own
 
 
-def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(runs):
+def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(run):
     """Each reference model's videos, replayed as an external model, read through the estimators
     close to the oracle and keep the designed order in appearance. The 0.05 bar of every supported column holds
     on the embedded default (128x96, README "Perception"); at this config's 64x48 the appearance
     columns still meet it, while shapes and camera rotations are read more coarsely (0.2)."""
-    table = pd.read_csv(runs[0] / AGREEMENT)
+    table = pd.read_csv(run / AGREEMENT)
     scored = table[table["quantity"].isin(AGREEING) & table["oracle"].notna()].set_index(["model", "quantity"])
     assert len(scored) == 4 * len(AGREEING)
     # General Video Quality has no oracle: nothing to agree with, its replays are not scored
     assert not table["quantity"].isin(["imaging_quality", "aesthetic_quality"]).any()
-    assert not list((runs[0] / "results" / "worldmembench" / "perception").glob("*.replay/imaging_quality.npz"))
+    assert not list((run / "results" / "worldmembench" / "perception").glob("*.replay/imaging_quality.npz"))
     gap = scored["difference"].abs()
     appearance = gap.index.get_level_values("quantity").isin(["human_appearance", "object_appearance", "env_visible"])
     assert (gap[appearance] <= 0.05).all() and (gap[~appearance] <= 0.2).all(), gap
@@ -233,18 +230,20 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     assert "--features dinov2 --features-model resources/models/dinov2 --device cuda" in dry
 
 
-def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(runs):
+def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run):
     """results/benchmarks/ holds one record per job of the run (wall time, CPU, memory), which
     worldmemory.workflow.performance turns into the README's table."""
     from worldmemory.workflow.performance import markdown, read_benchmarks
 
-    rows = read_benchmarks(runs[1] / "results" / "benchmarks")  # the run without the agreement table
+    rows = read_benchmarks(run / "results" / "benchmarks")
     models = ["amnesic", "camera-error", "drifting", "omniscient"]
-    assert [r["job"] for r in rows] == sorted(
+    replays = {r["job"] for r in rows if ".replay" in r["job"]} | {"worldmembench/agreement"}
+    assert len(replays) == 1 + 4 * (1 + 2 + 3)  # per model: its replay, two perceptions, three scores
+    assert [r["job"] for r in rows if r["job"] not in replays] == sorted(
         ["worldmembench/cases", "worldmembench/qualification", "worldmembench/revisits", "worldmembench/table2",
          *(f"worldmembench/rollout_{m}" for m in models),
          *(f"worldmembench/score_{m}_{f}" for m in models for f in ("camera", "dynamic", "quality", "static"))])
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
     # memory is sampled while a job runs: a sub-second job may end before the first sample
     assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
-    assert "| all 24 jobs (one after another) |" in markdown(rows)
+    assert "| all 49 jobs (one after another) |" in markdown(rows)
