@@ -72,15 +72,20 @@ PAPER_CHECKPOINTS = {
     "facebook/vjepa2-vitg-fpc64-256",
 }
 PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
+# Curriculum checkpoints (Section 3.5): probe models like any other, in the curriculum tables only.
+CURRICULA = PERM.get("curricula", {})
+PROBE_MODELS = {**PERM_MODELS, **{name: {**c, "source": "curriculum"} for name, c in CURRICULA.items()}}
+# The curriculum tables' rows: each curriculum and the checkpoint it continues.
+CURRICULUM_ROWS = sorted(set(CURRICULA) | {c["init"] for c in CURRICULA.values()})
 
 
 def weights_of(name):
     """The directory model ``name`` loads from: trained here, prefetched, or none (local path /
     random); a calibration predictor loads its encoder's."""
-    spec = PERM_MODELS[name]
+    spec = PROBE_MODELS[name]
     if spec["source"] == "calibration":
         return weights_of(spec["encoder"])
-    if spec["source"] == "train":
+    if spec["source"] in ("train", "curriculum"):
         return f"results/models/{name}"
     if spec["source"] == "hf":
         return f"resources/models/{name}"
@@ -95,7 +100,9 @@ def model_weights(wildcards):
 def probe_spec(name):
     """A model's spec as its probe job reads it: a calibration predictor's carries its encoder's
     spec as ``encoder_spec`` (worldmemory.permanence.calibration.probe_backend)."""
-    spec = dict(PERM_MODELS[name])
+    spec = dict(PROBE_MODELS[name])
+    if spec["source"] == "curriculum":  # a VJEPA2Model directory trained here, like source: train
+        return {"source": "train", "init": spec["init"], "curriculum": spec["train"]}
     if spec["source"] == "calibration":
         spec["encoder_spec"] = PERM_MODELS[spec["encoder"]]
     return spec
@@ -104,11 +111,13 @@ def probe_spec(name):
 def probe_threads(name):
     """Torch threads of a probe job: the model's probe_threads, for a calibration predictor
     without one its encoder's, else the top-level threads."""
-    spec = PERM_MODELS[name]
+    spec = PROBE_MODELS[name]
     if "probe_threads" in spec:
         return spec["probe_threads"]
     if spec["source"] == "calibration":
         return probe_threads(spec["encoder"])
+    if spec["source"] == "curriculum":
+        return probe_threads(spec["init"])
     return THREADS
 
 
@@ -146,7 +155,7 @@ def intphys_dataset(wildcards):
 
 def models_with(source):
     """Wildcard constraint matching the models of one source (nothing when there are none)."""
-    return "|".join(re.escape(m) for m, s in PERM_MODELS.items() if s["source"] == source) or "^$"
+    return "|".join(re.escape(m) for m, s in PROBE_MODELS.items() if s["source"] == source) or "^$"
 
 
 # -- worldmembench -------------------------------------------------------------------------------

@@ -91,6 +91,34 @@ rule permanence_train:
         " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
+# A curriculum (Section 3.5 (ii)-(iii), Appendix C): predictor-only training of another model's
+# checkpoint on clips rendered on the fly; protected like a pretrained model.
+rule permanence_curriculum:
+    input:
+        init=lambda wc: weights_of(CURRICULA[wc.model]["init"]),
+    output:
+        protected(directory("results/models/{model}")),
+    log:
+        "results/logs/permanence/curriculum_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/curriculum_{model}")
+    wildcard_constraints:
+        model=models_with("curriculum"),
+    conda:
+        "../envs/torch.yaml"
+    threads: lambda wc: CURRICULA[wc.model]["train"].get("threads", THREADS)
+    resources:
+        mem_mb=6000,
+        runtime=240,
+        gpu=GPU,
+    params:
+        settings=lambda wc: json.dumps(CURRICULA[wc.model]["train"], sort_keys=True),
+        device=DEVICE,
+    shell:
+        "python -m worldmemory.permanence.curriculum_train --init {input.init:q} --settings {params.settings:q}"
+        " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
 # Needs the network: runs where Snakemake runs (the login node), never as a cluster job.
 localrules:
     prefetch_model,
@@ -410,6 +438,64 @@ rule permanence_figure7:
 
 
 # Table 9's readouts of a query's predictions (the container rows: queries/container_table9.csv).
+# The curriculum tables: the main query (Tables 4 and 5, embedded analogue) or another query (the
+# container: Table 6) over each curriculum checkpoint and the checkpoint it continues.
+rule permanence_curricula_table:
+    input:
+        probes=lambda wc: [
+            (
+                f"results/permanence/probe/{m}.csv"
+                if wc.query == "main"
+                else f"results/permanence/queries/{wc.query}/{m}.csv"
+            )
+            for m in CURRICULUM_ROWS
+        ],
+    output:
+        wide="results/permanence/curricula/{query}.csv",
+        long="results/permanence/curricula/{query}_long.csv",
+    log:
+        "results/logs/permanence/curricula_{query}.log",
+    benchmark:
+        benchmark_tsv("permanence/curricula_{query}")
+    wildcard_constraints:
+        query="|".join(["main", *QUERIES]),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m worldmemory.permanence.tables --probe {input.probes:q} --out-wide {output.wide:q}"
+        " --out-long {output.long:q} 2>&1 | tee {log:q}"
+
+
+rule permanence_figure6a:
+    input:
+        long="results/permanence/curricula/container_long.csv",
+    output:
+        png=report(
+            "results/permanence/curricula/figure6a.png",
+            caption="../report/permanence_figure6a.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 6",
+        ),
+        pdf="results/permanence/curricula/figure6a.pdf",
+    log:
+        "results/logs/permanence/figure6a.log",
+    benchmark:
+        benchmark_tsv("permanence/figure6a")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m worldmemory.permanence.figures --figure 6a --long {input.long:q} --png {output.png:q}"
+        " --pdf {output.pdf:q} 2>&1 | tee {log:q}"
+
+
 rule permanence_query_table9:
     input:
         features=expand("results/permanence/queries/{{query}}/{model}.npz", model=sorted(PERM_MODELS)),
@@ -466,7 +552,7 @@ rule permanence_table9:
 
 # IntPhys-2019 (Section 3.5, Appendix I "Protocol"), outside the main job: each model's surprise per
 # video on permanence.intphys.dataset, then Table 1 (two context frames), Table 10 (three rules) and
-# the scene-bootstrap differences between models.
+# the scene-bootstrap differences between models, the curriculum checkpoints included.
 rule permanence_intphys_fixture:
     output:
         directory(INTPHYS_FIXTURE),
@@ -517,8 +603,8 @@ rule permanence_intphys:
 
 rule permanence_intphys_tables:
     input:
-        videos=expand("results/permanence/intphys/{model}.csv", model=sorted(PERM_MODELS)),
-        infos=expand("results/permanence/intphys/{model}.json", model=sorted(PERM_MODELS)),
+        videos=expand("results/permanence/intphys/{model}.csv", model=sorted(PROBE_MODELS)),
+        infos=expand("results/permanence/intphys/{model}.json", model=sorted(PROBE_MODELS)),
         config=CONFIG_STAMP,
     output:
         table1=report(
@@ -547,7 +633,7 @@ rule permanence_intphys_tables:
         runtime=20,
     params:
         config_sha=CONFIG_SHA,
-        videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(PERM_MODELS), input.videos)),
+        videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(PROBE_MODELS), input.videos)),
         baseline_args=shlex.join(["--baseline", INTPHYS["baseline"]]) if INTPHYS.get("baseline") else "",
     shell:
         "(python -m worldmemory.permanence.intphys_tables --videos {params.videos_args} {params.baseline_args}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from worldmemory.permanence.figures import figure2, figure3, figure7, read_long
+from worldmemory.permanence.figures import figure2, figure3, figure6a, figure7, read_long
 
 REPO = Path(__file__).resolve().parents[2]
 T = [slot * 2 / 7.5 for slot in range(14)]
@@ -149,6 +149,34 @@ def test_figure7_draws_the_three_worlds_per_model(tmp_path):
     # the panels share y, and the first two tubelets are shaded (moving and static overlap there)
     assert fig.axes[0].get_shared_y_axes().joined(fig.axes[0], fig.axes[1])
     assert len(fig.axes[0].patches) == 1
+
+
+def test_figure6a_draws_the_box_and_both_controls_per_model_and_panel(tmp_path):
+    """Each model's ball-in-the-box line solid, its never-shown-box and exit controls dashed and dotted,
+    moving and stationary box in their own panels; other conditions are not drawn."""
+    curve = {("base", "container_moving"): [0.1, 0.2, 0.0, 0.1], ("base", "container_moving_never_shown"): [0.1] * 4,
+             ("base", "container_moving_exit"): [0.0] * 4, ("curriculum", "container_moving"): [1.0, 1.0, 0.9, 1.0],
+             ("curriculum", "container_moving_exit"): [0.05] * 4, ("curriculum", "container_stationary"): [0.8] * 4,
+             ("curriculum", "moving"): [0.3] * 4, ("curriculum", "container_moving_copy_last_view"): [0.7] * 4}
+    rows = [r for (model, condition), p in curve.items() for r in hand_rows(model, condition, p)]
+    fig = figure6a(pd.DataFrame(rows, columns=COLUMNS), tmp_path / "f6.png", tmp_path / "f6.pdf")
+    assert png_size(tmp_path / "f6.png")[0] > 500 and (tmp_path / "f6.pdf").read_bytes()[:5] == b"%PDF-"
+    moving, stationary = (lines_by_label(ax) for ax in fig.axes)
+    expected = {"base, ball in the box": ("-", curve[("base", "container_moving")]),
+                "base, never-shown box (control)": ("--", curve[("base", "container_moving_never_shown")]),
+                "base, exit (control)": (":", curve[("base", "container_moving_exit")]),
+                "curriculum, ball in the box": ("-", curve[("curriculum", "container_moving")]),
+                "curriculum, exit (control)": (":", curve[("curriculum", "container_moving_exit")])}
+    assert sorted(moving) == sorted([*expected, "chance"])
+    for label, (style, p) in expected.items():
+        assert moving[label].get_linestyle() == style and list(moving[label].get_ydata()) == p, label
+        assert list(moving[label].get_xdata()) == T[:4]
+    assert moving["base, exit (control)"].get_color() == moving["base, ball in the box"].get_color()
+    assert moving["base, exit (control)"].get_color() != moving["curriculum, exit (control)"].get_color()
+    assert sorted(stationary) == ["chance", "curriculum, ball in the box"]
+    with pytest.raises(ValueError, match="no container condition"):
+        figure6a(pd.DataFrame(hand_rows("base", "moving", [0.2]), columns=COLUMNS), tmp_path / "x.png",
+                 tmp_path / "x.pdf")
 
 
 def test_figure7_without_the_moving_condition_raises(tmp_path):

@@ -93,6 +93,25 @@ def test_calibration_models_validate_and_name_a_model_encoder():
     assert "permanence.models.posterior.encoder = 'oracle': names another calibration model" in message
 
 
+def test_a_curriculum_continues_a_model_with_weights_under_a_name_of_its_own():
+    config = load()
+    curricula = config["permanence"]["curricula"]
+    assert curricula and {c["init"] for c in curricula.values()} == {"vjepa2-tiny-scratch"}
+    config["permanence"]["models"]["oracle"] = {"source": "calibration", "predictor": "persistence_oracle",
+                                                "encoder": "vjepa2-tiny-scratch"}
+    curricula["vjepa2-tiny-scratch"] = {**curricula["tiny-container"]}
+    curricula["tiny-container"]["init"] = "vjepa2-tiny-scrach"
+    curricula["tiny-tube"]["init"] = "oracle"
+    message = problems(config)
+    assert "permanence.curricula.vjepa2-tiny-scratch: the name is also a model of permanence.models" in message
+    assert "permanence.curricula.tiny-container.init = 'vjepa2-tiny-scrach': no model of that name" in message
+    assert "did you mean 'vjepa2-tiny-scratch'?" in message
+    assert "permanence.curricula.tiny-tube.init = 'oracle'" in message  # a calibration fill has no weights
+    curricula["tiny-temporal"]["train"]["curriculum"] = "boxes"
+    with pytest.raises(WorkflowError, match="boxes"):
+        validate(config, str(SCHEMA), set_default=True)
+
+
 @pytest.mark.parametrize("change", [
     {"q": 1.5}, {"q": -0.5},  # q outside [0, 1]
     {"q": None},  # known_posterior without q

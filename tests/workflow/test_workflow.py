@@ -66,15 +66,22 @@ def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake,
     """Reveal at the end builds Figure 3 and IntPhys-2019 Tables 1 and 10 (on the rendered fixture)
     from the run's models; the frame rates, the tube queries and the container resolve to their own
     scene sets (one render each; the two 2.1 s tube queries share theirs)."""
-    snakemake(two_runs[0], TINY, "results/permanence/figure3.png", "results/permanence/table1.csv")
+    result = snakemake(two_runs[0], TINY, "results/permanence/figure3.png", "results/permanence/table1.csv",
+                       "results/permanence/curricula/main.csv")
     out = two_runs[0] / "results" / "permanence"
+    # the curriculum continues the pretrained model and is probed like it, in its own table
+    assert "tiny-test-container" not in pd.read_csv(out / "table3.csv")["model"].tolist()
+    curricula = pd.read_csv(out / "curricula" / "main.csv")
+    assert set(curricula["model"]) == {"tiny-test-scratch", "tiny-test-container"}
+    assert "rule permanence_train" not in result.stdout + result.stderr  # the init model was already there
     table10 = pd.read_csv(out / "table10.csv")
-    assert set(table10["model"]) == {"tiny-test-scratch", "tiny-test-random"}
+    assert set(table10["model"]) == {"tiny-test-scratch", "tiny-test-random", "tiny-test-container"}
     assert set(table10["rule"]) == {"fixed", "best", "min"} and (table10["pairs"] == 2 * 4).all()
     assert pd.read_csv(out / "table1.csv").equals(
         table10[table10["rule"] == "fixed"].drop(columns=["rule", "context"]).reset_index(drop=True))
     differences = pd.read_csv(out / "intphys_differences.csv")
-    assert set(differences["model"]) == {"tiny-test-scratch"} and set(differences["baseline"]) == {"tiny-test-random"}
+    assert set(differences["model"]) == {"tiny-test-scratch", "tiny-test-random"}
+    assert set(differences["baseline"]) == {"tiny-test-container"}  # no baseline set: the first by name
     reveal = pd.read_csv(out / "queries" / "reveal_long.csv")
     expected = {f"{m}_reveal_{w}" for m in ("moving", "stationary") for w in ("present", "absent")}
     assert set(reveal["condition"]) == expected and set(reveal["model"]) == {"tiny-test-scratch", "tiny-test-random"}
@@ -82,9 +89,10 @@ def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake,
     assert (out / "figure3.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     queries = ("fps15", "fps30", "tube11", "tube21", "tube21_sparse", "container")
     targets = [f"results/permanence/queries/{q}.csv" for q in (*queries, "container_table9")]
-    dry = snakemake(two_runs[0], TINY, "-n", *targets).stdout
-    assert job_counts(dry) == {"permanence_scenes": 4, "permanence_container_scenes": 1, "permanence_query": 12,
-                               "permanence_query_table": 6, "permanence_query_table9": 1}
+    dry = snakemake(two_runs[0], TINY, "-n", *targets, "results/permanence/curricula/figure6a.png").stdout
+    assert job_counts(dry) == {"permanence_scenes": 4, "permanence_container_scenes": 1, "permanence_query": 13,
+                               "permanence_query_table": 6, "permanence_query_table9": 1,
+                               "permanence_curricula_table": 1, "permanence_figure6a": 1}
 
 
 def test_a_finished_run_has_nothing_left_to_do(two_runs, snakemake):
@@ -172,7 +180,8 @@ def paper_stand_in(tmp_path, weights_in=None, released=None):
 def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a_dataset(tmp_path, snakemake,
                                                                                            job_counts):
     """Tables 1 and 10 under config/paper.yaml with the dev set's directory given: every model's
-    IntPhys job asks for a GPU; without the directory the target is refused naming the key."""
+    IntPhys job and every curriculum's training asks for a GPU; without the directory the target is
+    refused naming the key."""
     paper = yaml.safe_load(paper_stand_in(tmp_path).read_text())
     dev = tmp_path / "intphys_dev"
     dev.mkdir()
@@ -181,9 +190,13 @@ def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a
     path = tmp_path / "paper_intphys.yaml"
     path.write_text(yaml.safe_dump(paper))
     dry = snakemake(tmp_path, path, "-n", "-p", "results/permanence/table1.csv").stdout
-    assert job_counts(dry) == {"prefetch_model": 3, "permanence_intphys": 4, "permanence_intphys_tables": 1}
+    # the released checkpoints, the calibration row and the four curricula continued from ViT-H
+    assert job_counts(dry) == {"prefetch_model": 3, "permanence_curriculum": 4, "permanence_intphys": 8,
+                               "permanence_intphys_tables": 1}
     jobs = dry.split("rule permanence_intphys:")[1:]
-    assert all("gpu=1" in job.split("Shell command")[0] for job in jobs)
+    trainings = [job.split("rule ")[0] for job in dry.split("rule permanence_curriculum:")[1:]]
+    assert all("gpu=1" in job.split("Shell command")[0] for job in jobs + trainings)
+    assert all("--init resources/models/vjepa2-vith-fpc64-256" in job for job in trainings)
     assert all(f"--dataset {dev}" in job for job in jobs)
     assert "--baseline vjepa2-vith-fpc64-256" in dry
     paper["permanence"]["intphys"]["dataset"] = None

@@ -32,6 +32,13 @@ REVEALS = {
 }
 NO_REVEAL = (":", ", no reveal")
 REVEAL_SOURCE = "results/permanence/queries/reveal/{model}.csv"
+# Figure 6a: the visible container's panels and its conditions' suffixes -> (line style, legend suffix).
+BOX_PANELS = (("container_moving", "Moving box"), ("container_stationary", "Stationary box"))
+BOX_LINES = {
+    "": ("-", ", ball in the box"),
+    "_never_shown": ("--", ", never-shown box (control)"),
+    "_exit": (":", ", exit (control)"),
+}
 # Figure 7: the three worlds of Section 3.3, in the order of readouts.BANDS.
 WORLDS = ("moving", "static", "gone")
 WORLD_MARKERS = {"moving": "o", "static": "s", "gone": "x"}
@@ -201,6 +208,34 @@ def figure7(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
     return fig
 
 
+def figure6a(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
+    """The visible container (Section 4.6, Figure 6a): P(present) at the box's opening by seconds
+    hidden, a moving and a stationary box, one colour per model (a curriculum checkpoint and the model
+    it continues); the ball in the box solid, the never-shown-box and exit controls dashed and dotted."""
+    box = [main + suffix for main, _ in BOX_PANELS for suffix in BOX_LINES]
+    models = list(dict.fromkeys(curve.loc[curve["condition"].isin(box), "model"]))
+    if not models:
+        raise ValueError(f"no container condition in the curve: Figure 6a needs {', '.join(box)}, from the "
+                         "container query (results/permanence/curricula/container_long.csv)")
+    colours = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (main, title) in zip(axes, BOX_PANELS):
+        for model in models:
+            for suffix, (linestyle, label) in BOX_LINES.items():
+                rows = _rows(curve, model, main + suffix)
+                if not rows.empty:  # controls above the main line: a model without memory reads its controls
+                    ax.plot(rows["t_s"], rows["p_present"], linestyle=linestyle, marker="x" if suffix else "o",
+                            color=colours[model], zorder=3 if suffix else 2, label=model + label)
+        ax.axhline(0.5, color="grey", linestyle=":", label="chance")
+        ax.set(title=f"{title} (cf. paper Figure 6a)", xlabel="seconds the box was closed", ylim=(-0.02, 1.02))
+        ax.legend(fontsize="x-small", loc="center right")
+    axes[0].set_ylabel("P(present) at the opening")
+    fig.suptitle("Belief that a ball is inside a visible box (Tracking Is Not Permanence, Figure 6a)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
 def read_long(paths) -> pd.DataFrame:
     """The long tables concatenated. A (model, condition) found in several files is kept whole from
     the first file that has it, so a reveal table that repeats the main conditions draws no line
@@ -219,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--long", required=True, action="append",
                         help="results/permanence/table3_long.csv; repeat to add tables with the same columns "
                              "(Figure 3: also the reveal query's long CSV)")
-    parser.add_argument("--figure", choices=["2", "3", "7"], default="2", help="the paper's figure (default 2)")
+    parser.add_argument("--figure", choices=["2", "3", "6a", "7"], default="2", help="the paper's figure (default 2)")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
     parser.add_argument("--released", nargs="*", default=[],
@@ -228,8 +263,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="model drawn thick black (ViT-H; Figures 2 and 3, with a red control in 2)")
     args = parser.parse_args(argv)
     curve = read_long(args.long)
-    if args.figure == "7":
-        figure7(curve, args.png, args.pdf)
+    if args.figure in ("6a", "7"):
+        (figure6a if args.figure == "6a" else figure7)(curve, args.png, args.pdf)
     else:
         draw = figure2 if args.figure == "2" else figure3
         draw(curve, args.png, args.pdf, args.released, args.highlight)

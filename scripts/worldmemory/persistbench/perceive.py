@@ -32,7 +32,7 @@ from worldmemory.perception import registry
 from worldmemory.perception.judge import mask_crop, parse_yes_no, same_entity_prompt
 from worldmemory.perception.store import load_estimates, save_estimates
 from worldmemory.persistbench.perception import MIN_PIXELS
-from worldmemory.persistbench.prepare import load_sequences
+from worldmemory.persistbench.sequences import load_sequences
 
 CAPABILITIES = ("tracking", "judge")
 JUDGE_STRIDE = 8  # tracked frames between two judged ones before bisection (adaptive_judgements)

@@ -276,14 +276,6 @@ def prepare(out_dir, per_kind: int, n_frames: int, pano_width: int,
     return manifest
 
 
-def load_sequences(directory) -> tuple[list[dict], Path]:
-    """The kept sequences' sequence.json contents, in manifest order, and the directory."""
-    directory = Path(directory)
-    manifest = json.loads((directory / "manifest.json").read_text())
-    return ([json.loads((directory / s["id"] / "sequence.json").read_text())
-             for s in manifest["sequences"]], directory)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)

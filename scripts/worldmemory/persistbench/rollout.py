@@ -33,8 +33,8 @@ from worldmemory.common.npz import save_npz
 from worldmemory.common.video import read_video, write_video
 from worldmemory.external import VIDEO_NAME, TimeLimit, check_template, check_video, run_model
 from worldmemory.persistbench.equirect import view_rotation
-from worldmemory.persistbench.prepare import load_sequences
 from worldmemory.persistbench.reference_models import resolve_params, run_reference
+from worldmemory.persistbench.sequences import load_sequences
 
 KINDS = ("reference", "external")
 PLACEHOLDERS = ("request", "video", "input_video", "cameras", "width", "height", "n_frames", "fps",

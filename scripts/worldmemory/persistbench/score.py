@@ -37,7 +37,7 @@ from worldmemory.persistbench.perception import (
     OraclePerception,
     estimated_sources,
 )
-from worldmemory.persistbench.prepare import load_sequences
+from worldmemory.persistbench.sequences import load_sequences
 
 
 def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALPHA,

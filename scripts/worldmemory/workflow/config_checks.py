@@ -50,7 +50,7 @@ def check_config(config: dict) -> None:
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes).
     """
-    problems = list(_permanence_paths(config.get("permanence", {})))
+    problems = list(_permanence_paths(config.get("permanence", {}))) + list(_curricula(config.get("permanence", {})))
     if "dinov2" in config:
         problems += _dinov2(config["dinov2"])
     if "worldmembench" in config:
@@ -99,6 +99,22 @@ def _permanence_paths(study: dict):
             yield (f"{key}.id = {spec['id']!r}: not a Hugging Face id; expected owner/name (e.g. "
                    "facebook/vjepa2-vitl-fpc64-256). Fix: correct the id, or for a directory on "
                    "this machine use `source: local` with `path:`")
+
+
+def _curricula(study: dict):
+    """A curriculum continues a non-calibration model of permanence.models and is named apart from them."""
+    models = study.get("models", {})
+    trainable = sorted(m for m, s in models.items() if s.get("source") != "calibration")
+    for name, spec in study.get("curricula", {}).items():
+        key = f"permanence.curricula.{name}"
+        if name in models:
+            yield (f"{key}: the name is also a model of permanence.models; a curriculum checkpoint is a model of its "
+                   "own. Fix: rename one of them")
+        if spec.get("init") not in trainable:
+            close = difflib.get_close_matches(str(spec.get("init")), trainable, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            yield (f"{key}.init = {spec.get('init')!r}: no model of that name with weights in permanence.models; "
+                   f"expected one of: {', '.join(trainable) or 'none'}. Fix: {hint}name the checkpoint to continue")
 
 
 def _id_or_model_dir(key: str, value: str, fix: str):

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from worldmemory.worldmembench.metrics.aggregate import revisit_mean
 
@@ -183,6 +182,8 @@ def depth_spearman(depth_initial, depth_revisit, valid=None) -> float | None:
     a, b = d0[keep], d1[keep]
     if a.size < 2 or np.all(a == a[0]) or np.all(b == b[0]):
         return None
+    from scipy import stats  # here: importing scipy.stats takes 1-3 s, which every other score job would pay
+
     return float(stats.spearmanr(a, b).statistic)
 
 
