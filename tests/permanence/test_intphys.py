@@ -20,6 +20,7 @@ from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import intphys
 from worldmemory.permanence.calibration import CalibrationPredictor
 from worldmemory.permanence.intphys_fixture import write_fixture
+from worldmemory.permanence.objectives import LaplaceScaleHead
 
 TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hidden_size=48,
             num_attention_heads=4, num_hidden_layers=2, pred_hidden_size=32,
@@ -372,3 +373,19 @@ def test_cli_scores_a_calibration_spec_and_writes_the_per_video_table_and_the_ru
     with pytest.raises(ValueError, match="lacks 2"):
         intphys.main(["--dataset", str(dataset), "--model-name", "x", "--spec", json.dumps(spec),
                       "--contexts", "4", "--out", str(out), "--out-summary", str(summary)])
+
+
+def test_a_checkpoint_with_a_scale_head_is_scored_by_its_negative_log_likelihood(tmp_path, dataset, inner):
+    """A curriculum's directory holds its Laplace scale head: surprise is then |e| / b + log(2b)
+    (here b = 2 everywhere); a directory without one, or a calibration fill, reads the L1 error."""
+    inner.model.save_pretrained(tmp_path / "plain")
+    assert intphys.scale_head(tmp_path / "plain", inner) is None
+    inner.model.save_pretrained(tmp_path / "curriculum")
+    LaplaceScaleHead(TINY["hidden_size"], init_scale=2.0).save(tmp_path / "curriculum")
+    head = intphys.scale_head(tmp_path / "curriculum", inner)
+    assert intphys.scale_head(tmp_path / "curriculum", CalibrationPredictor(inner, "persistence_oracle")) is None
+    video = intphys.read_dataset(dataset)[0]
+    clip = inner.preprocess(intphys.read_frames(video.path, inner.crop_size)[None])
+    _, l1 = intphys.window_surprises(inner, clip, 2)
+    _, nll = intphys.window_surprises(inner, clip, 2, scale=head)
+    np.testing.assert_allclose(nll, l1 / 2 + np.log(4), rtol=1e-5)

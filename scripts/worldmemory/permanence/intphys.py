@@ -54,6 +54,7 @@ from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
 from worldmemory.models.vjepa2 import describe, deterministic
 from worldmemory.permanence.calibration import CalibrationPredictor, probe_backend
+from worldmemory.permanence.objectives import SCALE_HEAD_WEIGHTS, LaplaceScaleHead
 
 FPS = 7.5  # the protocol's frame rate (Section 3.5)
 HORIZON = 14  # frames predicted per window (Section 3.5)
@@ -361,6 +362,16 @@ def bootstrap(a: list[pd.Series], b: list[pd.Series] | None = None, key: str = "
 
 
 # -- CLI ----------------------------------------------------------------------------------------------------
+def scale_head(weights, backend) -> Scale | None:
+    """The checkpoint's Laplace scale head (a curriculum's, objectives.LaplaceScaleHead) when it has one:
+    its surprise is then the negative log-likelihood (Section 3.5); None (the L1 readout) otherwise."""
+    if isinstance(backend, CalibrationPredictor):  # its weights are its encoder's, not a predictor's
+        return None
+    if weights is None or not (Path(weights) / SCALE_HEAD_WEIGHTS).exists():
+        return None
+    return LaplaceScaleHead.load(weights).to(backend.device).eval()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", required=True, type=Path, help="IntPhys-2019 dev set root (O1, O2, O3 inside)")
@@ -385,8 +396,9 @@ def main(argv=None):
     deterministic(args.device)
     spec = json.loads(args.spec)
     backend = probe_backend(spec, args.weights, args.device)
+    scale = scale_head(args.weights, backend)
     videos = read_dataset(args.dataset)
-    windows = score_dataset(backend, videos, args.contexts, args.source_fps, batch_size=args.batch_size,
+    windows = score_dataset(backend, videos, args.contexts, args.source_fps, scale=scale, batch_size=args.batch_size,
                             log=lambda msg: print(f"[intphys {args.model_name}] {msg}", flush=True))
     per_video = video_surprises(windows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -397,6 +409,7 @@ def main(argv=None):
     write_job_info(args.out_summary, model=args.model_name, identity=identity, device=args.device,
                    source_fps=args.source_fps, fps=FPS, horizon=HORIZON, contexts=args.contexts,
                    stride=backend.tubelet_size, videos=len(videos),
+                   readout="laplace_nll" if scale is not None else "l1",
                    rules=rule_table(per_video, args.model_name).to_dict(orient="records"),
                    by_context=context_accuracies(per_video))
     print(f"[intphys {args.model_name}] {len(videos)} videos -> {args.out}, {args.out_summary}", flush=True)
