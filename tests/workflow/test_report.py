@@ -60,6 +60,7 @@ def built(tmp_path_factory, snakemake):
     config["permanence"]["models"] = {
         "tiny-test-random": random,
         "vith-stand-in": {"source": "hf", "id": "facebook/vjepa2-vith-fpc64-256"}}
+    del config["permanence"]["curricula"]  # they continue tiny-test-scratch, not listed here (and train nothing)
     build_model(random["config"], seed=1).save_pretrained(workdir / "resources" / "models" / "vith-stand-in")
     models = config["worldmembench"]["models"]
     config["worldmembench"]["models"] = {m: models[m] for m in ("omniscient", "amnesic")}  # enough for a report
