@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from worldmemory.permanence.curricula import CONTAINER_FRACTION, sample_curricul
 from worldmemory.permanence.mask_generators import V2_MIXTURE
 from worldmemory.permanence.objectives import LaplaceScaleHead
 from worldmemory.permanence.render import TRAIN_NAMESPACE
-from worldmemory.permanence.train import train_step
+from worldmemory.permanence.train import lr_factor, train_step
 
 VARIANTS = {"container": "moving", "nothing_moves": "nothing_moves", "nothing_persists": "nothing_persists"}
 LOSSES = ("laplace", "l1")
@@ -63,8 +62,7 @@ def train_curriculum(init: Path, settings: dict, out: Path, device: str = "cpu",
     params = [*model.predictor.parameters(), *(head.parameters() if head else [])]
     steps, warmup = settings["steps"], settings["warmup_steps"]
     opt = torch.optim.AdamW(params, lr=settings["lr"], weight_decay=settings.get("weight_decay", 0.04))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, steps, warmup))
     rng = stable_rng(f"{settings['curriculum']}/seed{settings['seed']}", TRAIN_NAMESPACE)
     history, t0 = [], time.time()
     for step in range(steps):

@@ -74,14 +74,24 @@ def normalised_pool(backend: VJEPA2Backend, pool: np.ndarray, chunk: int = 16) -
     return out.permute(0, 1, 4, 2, 3)
 
 
+def sample_clips(rng: np.random.Generator, pool: torch.Tensor, batch_size: int) -> torch.Tensor:
+    """Clips drawn from the pool, flipped left-right half of the time (the ball's row and motion must
+    not be memorised)."""
+    x = pool[torch.as_tensor(rng.integers(0, len(pool), batch_size))]
+    return x.flip(-1) if rng.random() < 0.5 else x
+
+
 def sample_batch(rng: np.random.Generator, pool: torch.Tensor, batch_size: int, kind: str, side: int,
                  slots: int) -> tuple[torch.Tensor, np.ndarray]:
-    """A training batch: clips drawn from the pool, flipped left-right half of the time (the ball's
-    row and motion must not be memorised), and the hidden token indices of one mask of ``kind``."""
-    x = pool[torch.as_tensor(rng.integers(0, len(pool), batch_size))]
-    if rng.random() < 0.5:
-        x = x.flip(-1)
+    """A training batch: clips drawn from the pool (sample_clips) and the hidden token indices of one
+    mask of ``kind``."""
+    x = sample_clips(rng, pool, batch_size)
     return x, sample_mask(rng, kind, side, slots)
+
+
+def lr_factor(step: int, steps: int, warmup: int) -> float:
+    """The learning rate's factor at ``step``: linear warm-up over ``warmup`` steps times a cosine decay."""
+    return min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(step, steps) / steps))
 
 
 def train_step(model, target_encoder, opt, x: torch.Tensor, hidden: np.ndarray, scale_head=None,
@@ -128,8 +138,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
 
     steps, warmup = settings["steps"], settings["warmup_steps"]
     opt = torch.optim.AdamW(model.parameters(), lr=settings["lr"], weight_decay=settings["weight_decay"])
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, steps, warmup))
     ema0, ema1 = settings["ema"]
     kinds = settings["mask_kinds"]
     history = []
