@@ -33,11 +33,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from transformers import VideoMAEConfig, VideoMAEForPreTraining
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
-from worldmemory.models.vjepa2 import weights_digest
+from worldmemory.models.vjepa2 import imagenet_clips, weights_digest
 
 NORM_EPS = 1e-6  # VideoMAEForPreTraining: (v - mean) / (std + 1e-6)
 ARCHITECTURE_KEYS = (
@@ -138,18 +137,11 @@ class VideoMAEBackend:
 
         T must be config.num_frames: the fixed position embeddings fix the token count.
         """
-        x = torch.as_tensor(np.asarray(clips), device=self.device)
-        if x.ndim != 5 or x.shape[-1] != 3:
-            raise ValueError(f"expected clips of shape (B, T, H, W, 3), got {tuple(x.shape)}")
-        b, t, h, w, _ = x.shape
-        if t != self.config.num_frames:
+        t = np.shape(clips)[1] if np.ndim(clips) == 5 else None
+        if t is not None and t != self.config.num_frames:
             raise ValueError(f"VideoMAE takes clips of {self.config.num_frames} frames (config.num_frames), got {t}: "
                              f"cut or subsample the clips to {self.config.num_frames} frames")
-        size = self.crop_size
-        x = x.permute(0, 1, 4, 2, 3).float().div_(255.0)
-        if (h, w) != (size, size):
-            x = F.interpolate(x.reshape(b * t, 3, h, w), size=(size, size), mode="area").reshape(b, t, 3, size, size)
-        return (x - self.mean) / self.std
+        return imagenet_clips(clips, self.crop_size, self.mean, self.std, self.device)
 
     def encode(self, x: torch.Tensor, visible=None) -> torch.Tensor:
         """The patch targets (B, N, D) of every token, or the context ``cat(targets, pixels)`` of ``visible``."""

@@ -67,6 +67,19 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+def imagenet_clips(clips, size: int, mean: torch.Tensor, std: torch.Tensor, device) -> torch.Tensor:
+    """uint8 clips (B, T, H, W, 3) -> ImageNet-normalised float (B, T, 3, size, size), squash-resized
+    by area: the input of V-JEPA 2 and of VideoMAE."""
+    x = torch.as_tensor(np.asarray(clips), device=device)
+    if x.ndim != 5 or x.shape[-1] != 3:
+        raise ValueError(f"expected clips of shape (B, T, H, W, 3), got {tuple(x.shape)}")
+    b, t, h, w, _ = x.shape
+    x = x.permute(0, 1, 4, 2, 3).float().div_(255.0)
+    if (h, w) != (size, size):
+        x = F.interpolate(x.reshape(b * t, 3, h, w), size=(size, size), mode="area").reshape(b, t, 3, size, size)
+    return (x - mean) / std
+
+
 class VJEPA2Backend:
     """V-JEPA 2 as a :class:`~worldmemory.models.masked_predictor.MaskedLatentPredictor`."""
 
@@ -93,15 +106,7 @@ class VJEPA2Backend:
 
     def preprocess(self, clips: np.ndarray | torch.Tensor) -> torch.Tensor:
         """uint8 (B, T, H, W, 3) -> normalised float (B, T, 3, crop, crop); squash-resize by area."""
-        x = torch.as_tensor(np.asarray(clips), device=self.device)
-        if x.ndim != 5 or x.shape[-1] != 3:
-            raise ValueError(f"expected clips of shape (B, T, H, W, 3), got {tuple(x.shape)}")
-        b, t, h, w, _ = x.shape
-        x = x.permute(0, 1, 4, 2, 3).float().div_(255.0)
-        if (h, w) != (self.crop_size, self.crop_size):
-            x = F.interpolate(x.reshape(b * t, 3, h, w), size=(self.crop_size,) * 2, mode="area")
-            x = x.reshape(b, t, 3, self.crop_size, self.crop_size)
-        return (x - self.mean) / self.std
+        return imagenet_clips(clips, self.crop_size, self.mean, self.std, self.device)
 
     def _ctx(self):
         if self.autocast:

@@ -31,7 +31,7 @@ from worldmemory.permanence.curricula import CONTAINER_FRACTION, sample_curricul
 from worldmemory.permanence.mask_generators import V2_MIXTURE
 from worldmemory.permanence.objectives import LaplaceScaleHead
 from worldmemory.permanence.render import TRAIN_NAMESPACE
-from worldmemory.permanence.train import lr_factor, train_step
+from worldmemory.permanence.train import lr_factor, save_run, train_step
 
 VARIANTS = {"container": "moving", "nothing_moves": "nothing_moves", "nothing_persists": "nothing_persists"}
 LOSSES = ("laplace", "l1")
@@ -76,16 +76,9 @@ def train_curriculum(init: Path, settings: dict, out: Path, device: str = "cpu",
         history.append((step, kind, loss))
         if step % 25 == 0 or step == steps - 1:
             log(f"[curriculum] step {step + 1}/{steps} ({kind}) loss {loss:.4f} {time.time() - t0:.0f}s")
-    out.mkdir(parents=True, exist_ok=True)
-    model.eval().cpu().save_pretrained(out)
     if head is not None:
         head.cpu().save(out)
-    with open(out / "train_log.csv", "w") as f:
-        f.write("step,mask,loss\n" + "".join(f"{s},{k},{loss:.6f}\n" for s, k, loss in history))
-    summary = {"settings": settings, "init": str(init), "final_loss": round(history[-1][2], 6),
-               "threads": torch.get_num_threads(), "seconds": round(time.time() - t0, 1)}
-    (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    return summary
+    return save_run(model, out, "step,mask,loss", history, time.time() - t0, settings=settings, init=str(init))
 
 
 def main(argv=None):

@@ -151,13 +151,19 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
         if step % 25 == 0 or step == steps - 1:
             log(f"[train] step {step + 1}/{steps} loss {loss:.4f} target std {target_std:.3f} {time.time() - t0:.0f}s")
 
+    return save_run(model, out, "step,loss", history, time.time() - t0, settings=settings, model_config=model_config)
+
+
+def save_run(model, out: Path, header: str, rows, seconds: float, **record) -> dict:
+    """Write a trained model (loadable with from_pretrained), its per-step log (``header``; floats
+    to 6 decimals, the loss last) and training.json: ``record``, the final loss, the thread count
+    (float reductions round differently per count) and the seconds. Returns that summary."""
     out.mkdir(parents=True, exist_ok=True)
     model.eval().cpu().save_pretrained(out)
-    with open(out / "train_log.csv", "w") as f:
-        f.write("step,loss\n" + "".join(f"{step},{loss:.6f}\n" for step, loss in history))
-    summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
-               "threads": torch.get_num_threads(),  # float reductions round differently per count
-               "seconds": round(time.time() - t0, 1)}
+    cells = (",".join(f"{v:.6f}" if isinstance(v, float) else str(v) for v in row) for row in rows)
+    (out / "train_log.csv").write_text(header + "\n" + "".join(line + "\n" for line in cells))
+    summary = {**record, "final_loss": round(rows[-1][-1], 6), "threads": torch.get_num_threads(),
+               "seconds": round(seconds, 1)}
     (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     return summary
 

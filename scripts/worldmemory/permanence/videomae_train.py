@@ -32,7 +32,7 @@ from worldmemory.models.device import torch_device
 from worldmemory.models.videomae import VideoMAEBackend, build_videomae
 from worldmemory.models.vjepa2 import deterministic
 from worldmemory.permanence.render import TRAIN_NAMESPACE
-from worldmemory.permanence.train import lr_factor, normalised_pool, render_pool, sample_clips
+from worldmemory.permanence.train import lr_factor, normalised_pool, render_pool, sample_clips, save_run
 
 RENDER_SIZE = 256  # render_pool renders at 256 px and area-downsamples by an integer factor
 BETAS = (0.9, 0.95)  # VideoMAE's AdamW betas (Tong et al., 2022)
@@ -82,15 +82,7 @@ def train(model_config: dict, settings: dict, out: Path, device: str = "cpu", lo
         if step % 25 == 0 or step == steps - 1:
             log(f"[videomae_train] step {step + 1}/{steps} loss {history[-1][1]:.4f} {time.time() - t0:.0f}s")
 
-    out.mkdir(parents=True, exist_ok=True)
-    model.eval().cpu().save_pretrained(out)
-    with open(out / "train_log.csv", "w") as f:
-        f.write("step,loss\n" + "".join(f"{step},{loss:.6f}\n" for step, loss in history))
-    summary = {"settings": settings, "model_config": model_config, "final_loss": round(history[-1][1], 6),
-               "threads": torch.get_num_threads(),  # float reductions round differently per count
-               "seconds": round(time.time() - t0, 1)}
-    (out / "training.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    return summary
+    return save_run(model, out, "step,loss", history, time.time() - t0, settings=settings, model_config=model_config)
 
 
 def main(argv=None):
