@@ -297,7 +297,7 @@ def inner():
 def test_persistence_oracle_sees_the_true_future_so_every_pair_ties(dataset, inner):
     """The persistence oracle fills the horizon with the true pixels: its prediction is the target,
     surprise 0 on every video, and every pair a tie (50%, not above chance: it is no IntPhys oracle;
-    intphys_fixture.ConsistentWorldOracle is)."""
+    intphys_oracle.ConsistentWorldOracle is)."""
     oracle = CalibrationPredictor(inner, "persistence_oracle")
     windows = intphys.score_dataset(oracle, intphys.read_dataset(dataset), contexts=(2, 10), log=lambda *_: None)
     assert len(windows) == 16 * (9 + 5)  # 32 frames: windows of 16 and 24 frames every 2 frames

@@ -15,6 +15,7 @@ import torch
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import intphys
 from worldmemory.permanence import intphys_fixture as fx
+from worldmemory.permanence import intphys_oracle as oracle_of
 
 TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hidden_size=48,
             num_attention_heads=4, num_hidden_layers=2, pred_hidden_size=32,
@@ -95,8 +96,8 @@ def test_consistent_video_is_the_possible_world_with_the_same_start(dataset):
     for scene_dir in sorted((dataset / "O1").iterdir()):
         for video in sorted(scene_dir.iterdir()):
             expected = {"present": "present", "vanish": "present", "absent": "absent", "appear": "absent"}
-            assert world_of(fx.consistent_video(video)) == expected[world_of(video)]
-            assert fx.consistent_video(video).parent == scene_dir
+            assert world_of(oracle_of.consistent_video(video)) == expected[world_of(video)]
+            assert oracle_of.consistent_video(video).parent == scene_dir
 
 
 def test_the_consistent_world_oracle_scores_100_percent_under_every_rule(dataset, inner):
@@ -104,7 +105,7 @@ def test_the_consistent_world_oracle_scores_100_percent_under_every_rule(dataset
     impossible ones from the emergence on, so every pair is correct under all three rules."""
     parts = []
     for v in intphys.read_dataset(dataset):
-        oracle = fx.consistent_oracle(inner, v.path)
+        oracle = oracle_of.consistent_oracle(inner, v.path)
         windows = intphys.score_video(oracle, oracle.observed, contexts=(2, 10))
         parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible))
     videos = intphys.video_surprises(pd.concat(parts, ignore_index=True))
@@ -116,7 +117,7 @@ def test_the_consistent_world_oracle_scores_100_percent_under_every_rule(dataset
 
 def test_the_oracle_refuses_a_window_of_another_video(dataset, inner):
     videos = intphys.read_dataset(dataset)
-    oracle = fx.consistent_oracle(inner, videos[0].path)
+    oracle = oracle_of.consistent_oracle(inner, videos[0].path)
     other = inner.preprocess(intphys.read_frames(videos[4].path, inner.crop_size)[None])  # scene 02
     with pytest.raises(ValueError, match="not part of the observed clip"):
         oracle.consistent_window(other[0, :16])
