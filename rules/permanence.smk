@@ -437,7 +437,6 @@ rule permanence_figure7:
         " 2>&1 | tee {log:q}"
 
 
-# Table 9's readouts of a query's predictions (the container rows: queries/container_table9.csv).
 # The curriculum tables: the main query (Tables 4 and 5, embedded analogue) or another query (the
 # container: Table 6) over each curriculum checkpoint and the checkpoint it continues.
 rule permanence_curricula_table:
@@ -470,6 +469,7 @@ rule permanence_curricula_table:
         " --out-long {output.long:q} 2>&1 | tee {log:q}"
 
 
+# Figure 6a: the container curriculum's belief at the opening, per checkpoint, with both controls.
 rule permanence_figure6a:
     input:
         long="results/permanence/curricula/container_long.csv",
@@ -496,6 +496,7 @@ rule permanence_figure6a:
         " --pdf {output.pdf:q} 2>&1 | tee {log:q}"
 
 
+# Table 9's readouts of a query's predictions (the container rows: queries/container_table9.csv).
 rule permanence_query_table9:
     input:
         features=expand("results/permanence/queries/{{query}}/{model}.npz", model=sorted(PERM_MODELS)),
