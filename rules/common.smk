@@ -74,7 +74,11 @@ PAPER_CHECKPOINTS = {
 PAPER_MODELS = sorted(m for m, s in PERM_MODELS.items() if s.get("id") in PAPER_CHECKPOINTS)
 # Curriculum checkpoints (Section 3.5): probe models like any other, in the curriculum tables only.
 CURRICULA = PERM.get("curricula", {})
-PROBE_MODELS = {**PERM_MODELS, **{name: {**c, "source": "curriculum"} for name, c in CURRICULA.items()}}
+LATENT_MODELS = {**PERM_MODELS, **{name: {**c, "source": "curriculum"} for name, c in CURRICULA.items()}}
+# VideoMAE's pixel readout (Section 3.4, Figure 5a): probe models of their own family, in its figure only.
+VIDEOMAE = PERM.get("videomae", {})
+VIDEOMAE_MODELS = {name: {**spec, "family": "videomae"} for name, spec in VIDEOMAE.get("models", {}).items()}
+PROBE_MODELS = {**LATENT_MODELS, **VIDEOMAE_MODELS}
 # The curriculum tables' rows: each curriculum and the checkpoint it continues.
 CURRICULUM_ROWS = sorted(set(CURRICULA) | {c["init"] for c in CURRICULA.values()})
 
@@ -153,9 +157,11 @@ def intphys_dataset(wildcards):
     return dataset
 
 
-def models_with(source):
-    """Wildcard constraint matching the models of one source (nothing when there are none)."""
-    return "|".join(re.escape(m) for m, s in PROBE_MODELS.items() if s["source"] == source) or "^$"
+def models_with(source, models=None):
+    """Wildcard constraint matching the models of one source among ``models`` (default every probe
+    model; nothing when there are none)."""
+    models = PROBE_MODELS if models is None else models
+    return "|".join(re.escape(m) for m, s in models.items() if s["source"] == source) or "^$"
 
 
 # -- worldmembench -------------------------------------------------------------------------------

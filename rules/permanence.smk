@@ -73,7 +73,7 @@ rule permanence_train:
     benchmark:
         benchmark_tsv("permanence/train_{model}")
     wildcard_constraints:
-        model=models_with("train"),
+        model=models_with("train", LATENT_MODELS),
     priority: TRAIN_PRIORITY
     conda:
         "../envs/torch.yaml"
@@ -89,6 +89,34 @@ rule permanence_train:
     shell:
         "python -m worldmemory.permanence.train --model-config {params.config:q} --settings {params.settings:q}"
         " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
+# VideoMAE's pretraining from scratch (its own recipe: 90% tube masking, norm_pix_loss; Figure 5a's
+# embedded stand-in), protected like the V-JEPA 2 pretraining.
+rule permanence_videomae_train:
+    output:
+        protected(directory("results/models/{model}")),
+    log:
+        "results/logs/permanence/train_{model}.log",
+    benchmark:
+        benchmark_tsv("permanence/train_{model}")
+    wildcard_constraints:
+        model=models_with("train", VIDEOMAE_MODELS),
+    conda:
+        "../envs/torch.yaml"
+    threads: lambda wc: VIDEOMAE_MODELS[wc.model]["train"].get("threads", THREADS)
+    resources:
+        mem_mb=6000,
+        runtime=60,
+        gpu=GPU,
+    params:
+        config=lambda wc: json.dumps(VIDEOMAE_MODELS[wc.model]["config"], sort_keys=True),
+        settings=lambda wc: json.dumps(VIDEOMAE_MODELS[wc.model]["train"], sort_keys=True),
+        device=DEVICE,
+    shell:
+        "python -m worldmemory.permanence.videomae_train --model-config {params.config:q}"
+        " --settings {params.settings:q} --threads {threads:q} --device {params.device:q} --out {output:q}"
+        " 2>&1 | tee {log:q}"
 
 
 # A curriculum (Section 3.5 (ii)-(iii), Appendix C): predictor-only training of another model's
@@ -140,8 +168,8 @@ rule prefetch_model:
         mem_mb=4000,
         runtime=120,
     params:
-        id=lambda wc: PERM_MODELS[wc.model]["id"],
-        revision=lambda wc: PERM_MODELS[wc.model].get("revision", "main"),
+        id=lambda wc: PROBE_MODELS[wc.model]["id"],
+        revision=lambda wc: PROBE_MODELS[wc.model].get("revision", "main"),
     shell:
         "python -m worldmemory.models.prefetch --id {params.id:q} --revision {params.revision:q}"
         " --target {output:q} --out {output:q} 2>&1 | tee {log:q}"
@@ -496,6 +524,88 @@ rule permanence_figure6a:
         " --pdf {output.pdf:q} 2>&1 | tee {log:q}"
 
 
+# Figure 4: the moving and the stationary object per training condition (the curricula's main query).
+rule permanence_figure4:
+    input:
+        long="results/permanence/curricula/main_long.csv",
+    output:
+        png=report(
+            "results/permanence/curricula/figure4.png",
+            caption="../report/permanence_figure4.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 4",
+        ),
+        pdf="results/permanence/curricula/figure4.pdf",
+    log:
+        "results/logs/permanence/figure4.log",
+    benchmark:
+        benchmark_tsv("permanence/figure4")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m worldmemory.permanence.figures --figure 4 --long {input.long:q} --png {output.png:q}"
+        " --pdf {output.pdf:q} 2>&1 | tee {log:q}"
+
+
+# VideoMAE's pixel readout (Section 3.4, Appendix E): its models' main query laid out as Table 3, with
+# the latent models of permanence.videomae.latent beside them (results/permanence/videomae/).
+rule permanence_videomae_table:
+    input:
+        probes=expand(
+            "results/permanence/probe/{model}.csv",
+            model=[*sorted(VIDEOMAE_MODELS), *VIDEOMAE.get("latent", [])],
+        ),
+    output:
+        wide="results/permanence/videomae/table.csv",
+        long="results/permanence/videomae/table_long.csv",
+    log:
+        "results/logs/permanence/videomae_table.log",
+    benchmark:
+        benchmark_tsv("permanence/videomae_table")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m worldmemory.permanence.tables --probe {input.probes:q} --out-wide {output.wide:q}"
+        " --out-long {output.long:q} 2>&1 | tee {log:q}"
+
+
+# Figure 5a: the textured ball under the pixel readout (VideoMAE) beside the latent readout.
+rule permanence_figure5a:
+    input:
+        long="results/permanence/videomae/table_long.csv",
+    output:
+        png=report(
+            "results/permanence/videomae/figure5a.png",
+            caption="../report/permanence_figure5a.rst",
+            category=PERM_REPORT,
+            subcategory="Figure 5",
+        ),
+        pdf="results/permanence/videomae/figure5a.pdf",
+    log:
+        "results/logs/permanence/figure5a.log",
+    benchmark:
+        benchmark_tsv("permanence/figure5a")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        pixel_args=shlex.join(["--pixel", *sorted(VIDEOMAE_MODELS)]),
+    shell:
+        "python -m worldmemory.permanence.figures --figure 5a --long {input.long:q} --png {output.png:q}"
+        " --pdf {output.pdf:q} {params.pixel_args} 2>&1 | tee {log:q}"
+
+
 # Table 9's readouts of a query's predictions (the container rows: queries/container_table9.csv).
 rule permanence_query_table9:
     input:
@@ -604,8 +714,8 @@ rule permanence_intphys:
 
 rule permanence_intphys_tables:
     input:
-        videos=expand("results/permanence/intphys/{model}.csv", model=sorted(PROBE_MODELS)),
-        infos=expand("results/permanence/intphys/{model}.json", model=sorted(PROBE_MODELS)),
+        videos=expand("results/permanence/intphys/{model}.csv", model=sorted(LATENT_MODELS)),
+        infos=expand("results/permanence/intphys/{model}.json", model=sorted(LATENT_MODELS)),
         config=CONFIG_STAMP,
     output:
         table1=report(
@@ -634,7 +744,7 @@ rule permanence_intphys_tables:
         runtime=20,
     params:
         config_sha=CONFIG_SHA,
-        videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(PROBE_MODELS), input.videos)),
+        videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(LATENT_MODELS), input.videos)),
         baseline_args=shlex.join(["--baseline", INTPHYS["baseline"]]) if INTPHYS.get("baseline") else "",
     shell:
         "(python -m worldmemory.permanence.intphys_tables --videos {params.videos_args} {params.baseline_args}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from worldmemory.permanence.figures import figure2, figure3, figure6a, figure7, read_long
+from worldmemory.permanence.figures import figure2, figure3, figure4, figure5a, figure6a, figure7, read_long
 
 REPO = Path(__file__).resolve().parents[2]
 T = [slot * 2 / 7.5 for slot in range(14)]
@@ -177,6 +177,53 @@ def test_figure6a_draws_the_box_and_both_controls_per_model_and_panel(tmp_path):
     with pytest.raises(ValueError, match="no container condition"):
         figure6a(pd.DataFrame(hand_rows("base", "moving", [0.2]), columns=COLUMNS), tmp_path / "x.png",
                  tmp_path / "x.pdf")
+
+
+def test_figure4_draws_one_panel_per_checkpoint_moving_solid_stationary_dashed(tmp_path):
+    """Per checkpoint its own panel: moving solid, stationary dashed, each with its shaded interval and its
+    never-rendered control thin with crosses in the motion's colour; other conditions are not drawn."""
+    curve = {("init", "moving"): [0.9, 0.1, 0.0], ("init", "stationary"): [0.8, 0.7, 0.6],
+             ("init", "moving_never_rendered"): [0.05] * 3, ("tube", "moving"): [1.0, 0.9, 0.5],
+             ("tube", "stationary"): [0.2, 0.1, 0.0], ("tube", "moving_copy_last_view"): [0.4] * 3}
+    rows = [r for (model, condition), p in curve.items() for r in hand_rows(model, condition, p)]
+    fig = figure4(pd.DataFrame(rows, columns=COLUMNS), tmp_path / "f4.png", tmp_path / "f4.pdf")
+    assert png_size(tmp_path / "f4.png")[0] > 500 and (tmp_path / "f4.pdf").read_bytes()[:5] == b"%PDF-"
+    init, tube = fig.axes[:2]
+    assert (init.get_title(), tube.get_title()) == ("init", "tube")
+    lines = lines_by_label(init)
+    assert lines["moving object"].get_linestyle() == "-" and list(lines["moving object"].get_ydata()) == [0.9, 0.1, 0.0]
+    assert lines["stationary object"].get_linestyle() == "--"
+    assert list(lines["stationary object"].get_ydata()) == [0.8, 0.7, 0.6]
+    control = lines["moving object, never rendered"]
+    assert control.get_marker() == "x" and control.get_color() == lines["moving object"].get_color()
+    assert lines["moving object"].get_color() != lines["stationary object"].get_color()
+    assert len(init.collections) == 2 and len(tube.collections) == 2  # one shaded interval per motion
+    assert sorted(lines_by_label(tube)) == ["chance", "moving object", "stationary object"]
+    with pytest.raises(ValueError, match="no 'moving' condition"):
+        figure4(pd.DataFrame(hand_rows("init", "stationary", [0.2]), columns=COLUMNS), tmp_path / "x.png",
+                tmp_path / "x.pdf")
+
+
+def test_figure5a_puts_the_pixel_models_left_and_the_latent_ones_right(tmp_path):
+    """The pixel-readout models in the left panel, the others in the right, each the moving ball solid and
+    its never-visible control dashed in the model's colour; a missing pixel model is refused."""
+    curve = {("videomae", "moving"): [0.4, 0.1, 0.0], ("videomae", "moving_never_visible"): [0.1, 0.0, 0.0],
+             ("vjepa", "moving"): [0.9, 0.8, 0.7], ("vjepa", "moving_never_visible"): [0.2, 0.1, 0.0],
+             ("vjepa", "stationary"): [0.5] * 3}
+    rows = [r for (model, condition), p in curve.items() for r in hand_rows(model, condition, p)]
+    fig = figure5a(pd.DataFrame(rows, columns=COLUMNS), tmp_path / "f5.png", tmp_path / "f5.pdf", pixel=["videomae"])
+    assert png_size(tmp_path / "f5.png")[0] > 500
+    pixel, latent = (lines_by_label(ax) for ax in fig.axes)
+    assert sorted(pixel) == ["chance", "videomae", "videomae, never visible (control)"]
+    assert sorted(latent) == ["chance", "vjepa", "vjepa, never visible (control)"]
+    for lines, model in ((pixel, "videomae"), (latent, "vjepa")):
+        main, control = lines[model], lines[f"{model}, never visible (control)"]
+        assert main.get_linestyle() == "-" and list(main.get_ydata()) == curve[(model, "moving")]
+        assert control.get_linestyle() == "--" and list(control.get_ydata()) == curve[(model, "moving_never_visible")]
+        assert control.get_color() == main.get_color()
+    assert pixel["videomae"].get_color() != latent["vjepa"].get_color()
+    with pytest.raises(ValueError, match="none of the pixel-readout models"):
+        figure5a(pd.DataFrame(rows, columns=COLUMNS), tmp_path / "x.png", tmp_path / "x.pdf", pixel=["absent"])
 
 
 def test_figure7_without_the_moving_condition_raises(tmp_path):

@@ -1,4 +1,5 @@
-"""IntPhys-2019 evaluator (permanence.intphys): reader, windows, surprise, rules, pairs, bootstrap, CLI.
+"""IntPhys-2019 evaluator (permanence.intphys): reader, windows, surprise, rules, pairs, bootstrap, CLI,
+the L1 readout beside a scale head's negative log-likelihood and Table 1 (permanence.intphys_tables).
 
 Known answers throughout: hand-made dev-set directories, a fake predictor whose tokens are the
 frame index (so a window's surprise has a closed form), hand-made surprise tables for the rules of
@@ -17,7 +18,7 @@ import torch
 from PIL import Image
 from worldmemory.common.seeds import stable_rng
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
-from worldmemory.permanence import intphys
+from worldmemory.permanence import intphys, intphys_tables
 from worldmemory.permanence.calibration import CalibrationPredictor
 from worldmemory.permanence.intphys_fixture import write_fixture
 from worldmemory.permanence.objectives import LaplaceScaleHead
@@ -28,11 +29,13 @@ TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hid
 
 
 # -- reader ------------------------------------------------------------------------------------------
-def make_video(video_dir, is_possible, n_frames=3, size=8, status=True):
-    """A video directory whose frame f is filled with the value 10 * f (its index in the file names)."""
+def make_video(video_dir, is_possible, n_frames=3, size=8, status=True, value=None):
+    """A video directory whose frame f is filled with the value 10 * f (its index in the file names),
+    or with ``value`` in every frame when given."""
     (video_dir / "scene").mkdir(parents=True)
     for f in range(n_frames):
-        Image.fromarray(np.full((size, size, 3), 10 * f, np.uint8)).save(video_dir / "scene" / f"scene_{f + 1:03d}.png")
+        fill = 10 * f if value is None else value
+        Image.fromarray(np.full((size, size, 3), fill, np.uint8)).save(video_dir / "scene" / f"scene_{f + 1:03d}.png")
     if status:
         (video_dir / "status.json").write_text(json.dumps({"header": {"is_possible": is_possible}}))
 
@@ -154,7 +157,8 @@ def test_window_surprise_is_the_horizons_error_against_the_whole_windows_normed_
     backend = FrameIndexPredictor()
     starts, values = intphys.window_surprises(backend, frame_clip(22), context, batch_size=2)
     assert starts.tolist() == list(range(0, 22 - context - 14 + 1, 2))
-    np.testing.assert_allclose(values, [horizon_error(s, context) for s in starts])
+    assert list(values) == ["surprise"]  # no scale: the surprise is the L1 readout, no surprise_l1 beside it
+    np.testing.assert_allclose(values["surprise"], [horizon_error(s, context) for s in starts])
     n_visible = context // 2 * 4
     assert ("encode", list(range(n_visible)), context + 14) in backend.calls
     assert ("predict", list(range(n_visible)), list(range(n_visible, (context + 14) // 2 * 4))) in backend.calls
@@ -173,9 +177,12 @@ def test_laplace_nll_matches_the_closed_form():
     torch.testing.assert_close(intphys.surprise(pred, target, scale=lambda p: per_token), 2 * l1)
     with pytest.raises(ValueError, match="must be positive"):
         intphys.surprise(pred, target, scale=lambda p: torch.tensor(0.0))
-    # through the windows: the scale head's surprise of the frame-index predictor
-    _, values = intphys.window_surprises(FrameIndexPredictor(), frame_clip(18), 2, scale=lambda p: torch.tensor(2.0))
-    np.testing.assert_allclose(values, [horizon_error(s, 2) / 2 + np.log(4) for s in (0, 2)])
+    # through the windows: the scale head's surprise of the frame-index predictor, its L1 readout beside it
+    backend = FrameIndexPredictor()
+    _, values = intphys.window_surprises(backend, frame_clip(18), 2, scale=lambda p: torch.tensor(2.0))
+    np.testing.assert_allclose(values["surprise"], [horizon_error(s, 2) / 2 + np.log(4) for s in (0, 2)])
+    np.testing.assert_allclose(values["surprise_l1"], [horizon_error(s, 2) for s in (0, 2)])
+    assert sum(call[0] == "predict" for call in backend.calls) == 1  # one forward pass gives both
 
 
 # -- rules of Table 10 ---------------------------------------------------------------------------------------
@@ -196,6 +203,18 @@ def test_min_rule_takes_the_minimum_per_start_frame_over_the_start_frames_every_
     assert table["2"] == pytest.approx(5.0)
     assert table["4"] == pytest.approx(2.5)
     assert table["min"] == pytest.approx(1.5)  # min(1, 3), min(5, 2); start 4 has no 4-frame window
+
+
+def test_the_l1_readout_is_aggregated_like_the_surprise():
+    surprises = {("01", "1", True): {2: [1.0, 5.0, 9.0], 4: [3.0, 2.0]}}
+    l1 = windows_table({("01", "1", True): {2: [2.0, 4.0, 0.0], 4: [1.0, 6.0]}})["surprise"]
+    table = intphys.video_surprises(windows_table(surprises).assign(surprise_l1=l1))
+    assert list(table.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
+    table = table.set_index("context")
+    assert table["surprise"].to_dict() == pytest.approx({"2": 5.0, "4": 2.5, "min": 1.5})
+    assert table["surprise_l1"].to_dict() == pytest.approx({"2": 2.0, "4": 3.5, "min": 2.5})  # min(2, 1), min(4, 6)
+    assert intphys.l1_readout(table.reset_index())["surprise"].tolist() == pytest.approx([2.0, 3.5, 2.5])
+    assert intphys.l1_readout(intphys.video_surprises(windows_table(surprises))) is None
 
 
 def scene_surprises(scene, possible, impossible, context="2"):
@@ -370,6 +389,7 @@ def test_cli_scores_a_calibration_spec_and_writes_the_per_video_table_and_the_ru
     assert all(r["accuracy"] == 50.0 and r["pairs"] == 16 for r in info["rules"])
     assert info["identity"]["calibration"]["predictor"] == "persistence_oracle"
     assert info["by_context"] == {"2": 50.0, "4": 50.0, "min": 50.0}
+    assert info["readout"] == "l1" and "rules_l1" not in info  # no scale head: the rules are the L1 readout's
     with pytest.raises(ValueError, match="lacks 2"):
         intphys.main(["--dataset", str(dataset), "--model-name", "x", "--spec", json.dumps(spec),
                       "--contexts", "4", "--out", str(out), "--out-summary", str(summary)])
@@ -388,4 +408,137 @@ def test_a_checkpoint_with_a_scale_head_is_scored_by_its_negative_log_likelihood
     clip = inner.preprocess(intphys.read_frames(video.path, inner.crop_size)[None])
     _, l1 = intphys.window_surprises(inner, clip, 2)
     _, nll = intphys.window_surprises(inner, clip, 2, scale=head)
-    np.testing.assert_allclose(nll, l1 / 2 + np.log(4), rtol=1e-5)
+    np.testing.assert_allclose(nll["surprise"], l1["surprise"] / 2 + np.log(4), rtol=1e-5)
+    np.testing.assert_array_equal(nll["surprise_l1"], l1["surprise"])
+
+
+def test_the_cli_records_the_l1_readout_of_a_checkpoint_with_a_scale_head(tmp_path, dataset, inner):
+    """A curriculum's checkpoint (b = 2 everywhere): the per-video CSV carries surprise_l1 beside the
+    negative log-likelihood, and the summary the rules over it (rules_l1); with a constant scale the
+    NLL is monotone in the L1 error, so both readouts score alike."""
+    inner.model.save_pretrained(tmp_path / "curriculum")
+    LaplaceScaleHead(TINY["hidden_size"], init_scale=2.0).save(tmp_path / "curriculum")
+    out, summary = tmp_path / "videos.csv", tmp_path / "summary.json"
+    intphys.main(["--dataset", str(dataset), "--model-name", "curriculum", "--spec", json.dumps({"source": "train"}),
+                  "--weights", str(tmp_path / "curriculum"), "--contexts", "2", "--out", str(out),
+                  "--out-summary", str(summary)])
+    table = pd.read_csv(out, dtype={"context": str, "scene": str, "video": str})
+    assert list(table.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
+    np.testing.assert_allclose(table["surprise"], table["surprise_l1"] / 2 + np.log(4), rtol=1e-5)
+    info = json.loads(summary.read_text())
+    assert info["readout"] == "laplace_nll"
+    assert [r["rule"] for r in info["rules_l1"]] == ["fixed", "best", "min"]
+    assert [r["accuracy"] for r in info["rules_l1"]] == [r["accuracy"] for r in info["rules"]]
+    assert all(r["pairs"] == 16 for r in info["rules_l1"])
+
+
+# -- the L1 readout beside a scale head's negative log-likelihood (Table 1) --------------------------------------
+class ContextMeanPredictor(FrameIndexPredictor):
+    """The frame-index tokens, each target token predicted as the mean of the visible ones: on a video
+    whose frames all hold v, every window predicts (v, 1, 0) against layer_norm(v, 1, 0)."""
+
+    def predict(self, context, visible, target):
+        self.calls.append(("predict", np.asarray(visible).tolist(), np.asarray(target).tolist()))
+        return context.mean(dim=1, keepdim=True).expand(-1, len(target), -1)
+
+
+def constant_l1(v):
+    """ContextMeanPredictor's L1 surprise of a video whose frames all hold v: 3.67, 7, 10.33 at v = 10, 20, 30."""
+    p = np.array([v, 1.0, 0.0])
+    return np.abs(p - (p - p.mean()) / np.sqrt(p.var() + 1e-5)).mean()
+
+
+def steep_scale(pred):
+    """b = (v / 10)^4 for a prediction (v, 1, 0). Its NLL |e| / b + log(2b) is 4.36, 3.90, 5.22 at v = 10,
+    20, 30: it ranks a 20-video below a 10-video, which the L1 error (3.67 < 7) ranks above."""
+    return (pred[..., :1] / 10) ** 4
+
+
+# scene: (values of the possible videos 1, 2, values of the impossible videos 3, 4). L1 (increasing in v):
+# scene 01 4/4 pairs, scene 02 1.5/4 (20 < 30, 20 > 10, 30 = 30 ties, 30 > 10): 5.5/8 = 68.75%. Steep NLL:
+# scene 01 0/4 (4.36 > 3.90), scene 02 2.5/4 (3.90 < 5.22, 3.90 < 4.36, tie, 5.22 > 4.36): 2.5/8 = 31.25%.
+CONSTANT_SCENES = {"01": ([10, 10], [20, 20]), "02": ([20, 30], [30, 10])}
+L1_ACCURACY, STEEP_NLL_ACCURACY = 68.75, 31.25
+
+
+@pytest.fixture
+def constant_videos(tmp_path):
+    """A dev set of two scenes in O1 whose videos hold one value in all 18 frames (CONSTANT_SCENES)."""
+    for scene, (possible, impossible) in CONSTANT_SCENES.items():
+        labelled = [(True, v) for v in possible] + [(False, v) for v in impossible]
+        for number, (label, value) in enumerate(labelled, start=1):
+            make_video(tmp_path / "dev" / "O1" / scene / str(number), label, n_frames=18, size=2, value=value)
+    return intphys.read_dataset(tmp_path / "dev")
+
+
+def score_constant(videos, scale=None):
+    """Window surprises of the constant dev set at C = 2 (starts 0, 2) and C = 4 (start 0)."""
+    return intphys.score_dataset(ContextMeanPredictor(), videos, contexts=(2, 4), scale=scale, log=lambda *_: None)
+
+
+def video_values(videos: pd.DataFrame) -> pd.Series:
+    """The constant value v of each per-video row (CONSTANT_SCENES)."""
+    return pd.Series([CONSTANT_SCENES[s][0 if p else 1][(int(v) - 1) % 2]
+                      for s, v, p in zip(videos["scene"], videos["video"], videos["is_possible"])], index=videos.index)
+
+
+def test_without_a_scale_there_is_no_l1_column_the_surprise_is_the_l1_readout(constant_videos):
+    windows = score_constant(constant_videos)
+    assert list(windows.columns) == [*intphys.VIDEO_COLUMNS, "context", "start", "surprise"]
+    videos = intphys.video_surprises(windows)
+    assert list(videos.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise"]
+    assert intphys.l1_readout(videos) is None
+    np.testing.assert_allclose(videos["surprise"], video_values(videos).map(constant_l1))
+    assert intphys.context_accuracies(videos) == {"2": L1_ACCURACY, "4": L1_ACCURACY, "min": L1_ACCURACY}
+
+
+def test_the_l1_readout_keeps_the_l1_ranking_that_a_steep_scales_nll_reverses(constant_videos):
+    plain, scaled = score_constant(constant_videos), score_constant(constant_videos, steep_scale)
+    assert list(scaled.columns) == [*intphys.VIDEO_COLUMNS, "context", "start", "surprise", "surprise_l1"]
+    np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])  # every window, exactly
+    plain, scaled = intphys.video_surprises(plain), intphys.video_surprises(scaled)
+    np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])  # every video and context, exactly
+    pd.testing.assert_frame_equal(intphys.l1_readout(scaled), plain)
+    b = (video_values(scaled) / 10) ** 4
+    np.testing.assert_allclose(scaled["surprise"], video_values(scaled).map(constant_l1) / b + np.log(2 * b))
+    assert intphys.context_accuracies(scaled) == {"2": STEEP_NLL_ACCURACY, "4": STEEP_NLL_ACCURACY,
+                                                  "min": STEEP_NLL_ACCURACY}
+    assert intphys.context_accuracies(intphys.l1_readout(scaled)) == {"2": L1_ACCURACY, "4": L1_ACCURACY,
+                                                                      "min": L1_ACCURACY}
+
+
+def test_under_a_constant_scale_the_nll_and_the_l1_readout_agree(constant_videos):
+    """b = 2: NLL = L1 / 2 + log 4 is increasing in the L1 error, so every pair (and tie) is the same."""
+    plain, scaled = score_constant(constant_videos), score_constant(constant_videos, lambda p: torch.tensor(2.0))
+    plain, scaled = intphys.video_surprises(plain), intphys.video_surprises(scaled)
+    np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])
+    np.testing.assert_allclose(scaled["surprise"], plain["surprise"] / 2 + np.log(4))
+    for label in ("2", "4", "min"):
+        nll, l1 = (intphys.pairs(intphys.readout(v, label)) for v in (scaled, intphys.l1_readout(scaled)))
+        pd.testing.assert_frame_equal(nll, l1)
+        assert intphys.accuracy(nll) == intphys.accuracy(l1) == L1_ACCURACY
+
+
+def test_table1_adds_the_l1_readouts_accuracy_for_a_checkpoint_with_a_scale_head_only(constant_videos, tmp_path):
+    """Table 1's accuracy_l1, right after accuracy: the fixed rule over surprise_l1 for the scale head's
+    checkpoint, NaN for the plain one (its accuracy is the L1 readout); Table 10 and the differences
+    keep the main readout."""
+    for name, scale in (("curriculum", steep_scale), ("plain", None)):
+        per_video = intphys.video_surprises(score_constant(constant_videos, scale))
+        per_video.to_csv(tmp_path / f"{name}.csv", index=False, float_format="%.8g")
+    paths = {name: tmp_path / "out" / f"{name}.csv" for name in ("table1", "table10", "differences")}
+    intphys_tables.main(["--videos", f"curriculum={tmp_path / 'curriculum.csv'}", f"plain={tmp_path / 'plain.csv'}",
+                         "--baseline", "plain", "--resamples", "100", "--table1", str(paths["table1"]),
+                         "--table10", str(paths["table10"]), "--differences", str(paths["differences"])])
+    table1 = pd.read_csv(paths["table1"])
+    assert list(table1.columns) == ["model", "accuracy", "accuracy_l1", "low", "high", "pairs", "accuracy_O1"]
+    table1 = table1.set_index("model")
+    assert table1.loc["curriculum", "accuracy"] == STEEP_NLL_ACCURACY
+    assert table1.loc["curriculum", "accuracy_l1"] == L1_ACCURACY
+    assert table1.loc["plain", "accuracy"] == L1_ACCURACY and np.isnan(table1.loc["plain", "accuracy_l1"])
+    table10 = pd.read_csv(paths["table10"])
+    assert "accuracy_l1" not in table10.columns
+    fixed = table10[table10["rule"] == "fixed"].set_index("model")["accuracy"]
+    assert fixed.to_dict() == {"curriculum": STEEP_NLL_ACCURACY, "plain": L1_ACCURACY}
+    differences = pd.read_csv(paths["differences"]).set_index("rule")
+    assert differences.loc["fixed", "difference"] == STEEP_NLL_ACCURACY - L1_ACCURACY

@@ -121,6 +121,38 @@ def test_cli_writes_readouts_and_identity(scenes, tmp_path):
     assert (ordered["slot"].to_numpy() == features["slot"]).all()
 
 
+VIDEOMAE = dict(image_size=64, patch_size=16, num_frames=16, tubelet_size=2, hidden_size=32, num_hidden_layers=1,
+                num_attention_heads=4, intermediate_size=64, decoder_hidden_size=32, decoder_num_hidden_layers=1,
+                decoder_num_attention_heads=4, decoder_intermediate_size=64)
+
+
+def test_videomae_reads_the_first_six_tubelets_through_the_cli(scenes, tmp_path):
+    """A ``family: videomae`` spec reaches VideoMAE's pixel readout (Appendix E): its 16-frame clip is the
+    window's first 16 frames, so every condition is read at the six tubelets after the event, 0 to 1.33 s."""
+    spec = json.dumps({"source": "random", "family": "videomae", "config": VIDEOMAE, "seed": 1})
+    probe.main(["--scenes", str(scenes), "--model-name", "mae", "--spec", spec, "--threads", "1",
+                "--out", str(tmp_path / "p.csv"), "--out-info", str(tmp_path / "p.json"),
+                "--out-features", str(tmp_path / "p.npz")])
+    info = json.loads((tmp_path / "p.json").read_text())
+    assert info["identity"]["class"] == "VideoMAEForPreTraining"
+    assert info["identity"]["config"]["num_frames"] == 16 and info["identity"]["spec"]["family"] == "videomae"
+    rows = pd.read_csv(tmp_path / "p.csv")
+    assert sorted(rows["condition"].unique()) == sorted(CONDITIONS)
+    assert len(rows) == len(CONDITIONS) * 2 * 6
+    assert sorted(rows["slot"].unique()) == list(range(6))
+    assert rows["t_s"].max() == pytest.approx(5 * 2 / 7.5)
+    assert rows["present"].isin([0, 1]).all()
+
+
+def test_a_model_longer_than_the_scenes_window_is_refused():
+    class Long:
+        window_frames = 48
+
+    assert probe.model_window(object(), 32) == 32  # a model without a fixed length reads the whole window
+    with pytest.raises(ValueError, match="48-frame clips but the scenes' window holds 32"):
+        probe.model_window(Long(), 32)
+
+
 def test_the_exit_control_reads_a_ball_that_left_on_the_main_axis(prober, readouts, scenes):
     """Appendix I: the exit ball is visible before the mask, so its context differs from the
     never-rendered one; it is read against the main condition's references like every control."""

@@ -112,6 +112,25 @@ def test_a_curriculum_continues_a_model_with_weights_under_a_name_of_its_own():
         validate(config, str(SCHEMA), set_default=True)
 
 
+def test_videomae_models_are_named_apart_and_drawn_beside_models_of_permanence():
+    config = load()
+    block = config["permanence"]["videomae"]
+    assert set(block["models"]) == {"videomae-tiny-scratch"} and block["latent"] == ["vjepa2-tiny-scratch"]
+    validate(config, str(SCHEMA), set_default=True)
+    block["models"]["tiny-container"] = dict(block["models"]["videomae-tiny-scratch"])  # a curriculum's name
+    block["models"]["mae-local"] = {"source": "local", "path": "no/such/dir"}
+    block["models"]["mae-hf"] = {"source": "hf", "id": "videomae-large"}
+    block["latent"] = ["vjepa2-tiny"]
+    message = problems(config)
+    assert "permanence.videomae.models.tiny-container: the name is also a model" in message
+    assert "permanence.videomae.models.mae-local.path = 'no/such/dir': no such directory" in message
+    assert "permanence.videomae.models.mae-hf.id = 'videomae-large': not a Hugging Face id" in message
+    assert "permanence.videomae.latent: 'vjepa2-tiny' is no model of permanence.models" in message
+    block["models"]["videomae-tiny-scratch"]["train"]["mask_ratio"] = 1.0  # hides every patch
+    with pytest.raises(WorkflowError, match="mask_ratio|1.0"):
+        validate(config, str(SCHEMA), set_default=True)
+
+
 @pytest.mark.parametrize("change", [
     {"q": 1.5}, {"q": -0.5},  # q outside [0, 1]
     {"q": None},  # known_posterior without q

@@ -60,6 +60,7 @@ def built(tmp_path_factory, snakemake):
     # one probe is enough for every permanence item: the stand-in, whose paper numbers print beside ours
     config["permanence"]["models"] = {"vith-stand-in": {"source": "hf", "id": "facebook/vjepa2-vith-fpc64-256"}}
     del config["permanence"]["curricula"]  # they continue tiny-test-scratch, not listed here (and train nothing)
+    del config["permanence"]["videomae"]  # drawn beside tiny-test-scratch; not in the main job
     build_model(random["config"], seed=1).save_pretrained(workdir / "resources" / "models" / "vith-stand-in")
     models = config["worldmembench"]["models"]
     config["worldmembench"]["models"] = {m: models[m] for m in ("omniscient", "amnesic")}  # enough for a report

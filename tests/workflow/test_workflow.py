@@ -66,13 +66,21 @@ def test_the_queries_outside_the_main_job_build_and_resolve(two_runs, snakemake,
     """Reveal at the end builds Figure 3, and a curriculum its table, from the run's models; the frame
     rates, the tube queries and the container resolve to their own scene sets (one render each; the
     two 2.1 s tube queries share theirs). IntPhys runs in test_intphys_workflow.py."""
-    result = snakemake(two_runs[0], TINY, "results/permanence/figure3.png", "results/permanence/curricula/main.csv")
+    result = snakemake(two_runs[0], TINY, "results/permanence/figure3.png", "results/permanence/curricula/figure4.png",
+                       "results/permanence/videomae/figure5a.png")
     out = two_runs[0] / "results" / "permanence"
     # the curriculum continues the pretrained model and is probed like it, in its own table
     assert "tiny-test-container" not in pd.read_csv(out / "table3.csv")["model"].tolist()
     curricula = pd.read_csv(out / "curricula" / "main.csv")
     assert set(curricula["model"]) == {"tiny-test-scratch", "tiny-test-container"}
-    assert "rule permanence_train" not in result.stdout + result.stderr  # the init model was already there
+    log = result.stdout + result.stderr
+    assert "rule permanence_train:" not in log  # the init model was already there
+    # VideoMAE pretrains with its own recipe and reads the window's first 16 frames: six tubelets
+    assert "rule permanence_videomae_train:" in log
+    pixel = pd.read_csv(out / "videomae" / "table_long.csv").groupby("model")["slot"].nunique()
+    assert pixel.to_dict() == {"tiny-test-mae": 6, "tiny-test-scratch": 14}
+    assert (out / "videomae" / "figure5a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "curricula" / "figure4.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     reveal = pd.read_csv(out / "queries" / "reveal_long.csv")
     expected = {f"{m}_reveal_{w}" for m in ("moving", "stationary") for w in ("present", "absent")}
     assert set(reveal["condition"]) == expected and set(reveal["model"]) == {"tiny-test-scratch", "tiny-test-random"}
@@ -180,13 +188,21 @@ def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a
     paper["permanence"]["intphys"]["dataset"] = str(dev)
     path = tmp_path / "paper_intphys.yaml"
     path.write_text(yaml.safe_dump(paper))
-    dry = snakemake(tmp_path, path, "-n", "-p", "results/permanence/table1.csv").stdout
-    # the released checkpoints, the calibration row and the four curricula continued from ViT-H
-    assert job_counts(dry) == {"prefetch_model": 3, "permanence_curriculum": 4, "permanence_intphys": 8,
-                               "permanence_intphys_tables": 1}
+    figures = ["results/permanence/curricula/figure4.png", "results/permanence/videomae/figure5a.png"]
+    dry = snakemake(tmp_path, path, "-n", "-p", "results/permanence/table1.csv", *figures).stdout
+    # the released checkpoints, the calibration row and the four curricula continued from ViT-H; Figure 4
+    # probes the curricula and ViT-H, Figure 5a the three released VideoMAEs beside ViT-H (Appendix E)
+    assert job_counts(dry) == {"prefetch_model": 6, "permanence_curriculum": 4, "permanence_intphys": 8,
+                               "permanence_intphys_tables": 1, "permanence_scenes": 1, "permanence_probe": 8,
+                               "permanence_curricula_table": 1, "permanence_figure4": 1,
+                               "permanence_videomae_table": 1, "permanence_figure5a": 1}
     jobs = dry.split("rule permanence_intphys:")[1:]
+    probes = dry.split("rule permanence_probe:")[1:]
     trainings = [job.split("rule ")[0] for job in dry.split("rule permanence_curriculum:")[1:]]
-    assert all("gpu=1" in job.split("Shell command")[0] for job in jobs + trainings)
+    assert all("gpu=1" in job.split("Shell command")[0] for job in jobs + probes + trainings)
+    for name in ("videomae-large", "videomae-base", "videomae-base-ssv2"):
+        assert f"--model-name {name} " in dry and f"--weights resources/models/{name} " in dry
+    assert "--id MCG-NJU/videomae-base-ssv2 --revision refs/pr/1" in dry
     assert all("--init resources/models/vjepa2-vith-fpc64-256" in job for job in trainings)
     assert all(f"--dataset {dev}" in job for job in jobs)
     assert "--baseline vjepa2-vith-fpc64-256" in dry

@@ -28,7 +28,6 @@ it even if they were there; the decoder's logits list the masked tokens in ascen
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +35,8 @@ import torch
 from transformers import VideoMAEConfig, VideoMAEForPreTraining
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
-from worldmemory.models.vjepa2 import imagenet_clips, weights_digest
+from worldmemory.models import vjepa2
+from worldmemory.models.vjepa2 import imagenet_clips
 
 NORM_EPS = 1e-6  # VideoMAEForPreTraining: (v - mean) / (std + 1e-6)
 ARCHITECTURE_KEYS = (
@@ -132,6 +132,12 @@ class VideoMAEBackend:
     def tubelet_size(self) -> int:
         return self.config.tubelet_size
 
+    @property
+    def window_frames(self) -> int:
+        """The clip length the model takes (its position embeddings are fixed): the probe reads the
+        first this many frames of its window (Appendix E: 16 frames)."""
+        return self.config.num_frames
+
     def preprocess(self, clips: np.ndarray | torch.Tensor) -> torch.Tensor:
         """uint8 (B, T, H, W, 3) -> ImageNet-normalised float (B, T, 3, size, size), squash-resized by area.
 
@@ -197,11 +203,5 @@ def videomae_backend_from_spec(spec: dict, weights: str | None = None, device: s
 
 
 def describe(model: VideoMAEForPreTraining, spec: dict, digest: str | None = None) -> dict:
-    """Identity of a VideoMAE for provenance, as vjepa2.describe: origin, size, weights digest, architecture."""
-    return {
-        "spec": json.loads(json.dumps(spec, sort_keys=True)),
-        "class": type(model).__name__,
-        "parameters": int(sum(p.numel() for p in model.parameters())),
-        "weights_sha256": digest or weights_digest(model),
-        "config": {k: getattr(model.config, k) for k in ARCHITECTURE_KEYS},
-    }
+    """Identity of a VideoMAE for provenance: vjepa2.describe with VideoMAE's architecture keys."""
+    return vjepa2.describe(model, spec, digest, keys=ARCHITECTURE_KEYS)

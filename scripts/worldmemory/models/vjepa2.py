@@ -196,13 +196,14 @@ def copy_last_view(context: torch.Tensor, visible, target, tokens_per_slot: int)
     return context[:, torch.as_tensor(source, device=context.device)]
 
 
-def describe(model: VJEPA2Model, spec: dict, digest: str | None = None) -> dict:
-    """Identity of a model for provenance: where it came from, its size and its weights digest
-    (pass ``digest`` when it is already known: hashing a ViT-g's weights takes seconds)."""
+def describe(model: torch.nn.Module, spec: dict, digest: str | None = None, keys=ARCHITECTURE_KEYS) -> dict:
+    """Identity of a model for provenance: where it came from, its size, its weights digest (pass
+    ``digest`` when it is already known: hashing a ViT-g's weights takes seconds) and the config
+    ``keys`` that fix its architecture."""
     return {
         "spec": json.loads(json.dumps(spec, sort_keys=True)),
         "class": type(model).__name__,
         "parameters": int(sum(p.numel() for p in model.parameters())),
         "weights_sha256": digest or weights_digest(model),
-        "config": {k: getattr(model.config, k) for k in ARCHITECTURE_KEYS},
+        "config": {k: getattr(model.config, k) for k in keys},
     }

@@ -80,7 +80,8 @@ import numpy as np
 import torch
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.models.vjepa2 import VJEPA2Backend, backend_from_spec
+from worldmemory.models import videomae
+from worldmemory.models.vjepa2 import VJEPA2Backend, backend_from_spec, describe
 
 RULES = ("persistence_oracle", "object_freezer", "linear_extrapolation", "known_posterior")
 PRIVILEGED = frozenset({"persistence_oracle", "known_posterior"})  # read hidden pixels
@@ -413,8 +414,11 @@ def extrapolate(raw: np.ndarray, hid: np.ndarray, threshold: float = RED_THRESHO
 
 def probe_backend(spec: dict, weights: str | None = None, device: str = "cpu"):
     """The backend of a permanence model spec: a calibration predictor around its encoder's backend
-    (``spec['encoder_spec']``, added by the workflow from the model ``spec['encoder']`` names), or
+    (``spec['encoder_spec']``, added by the workflow from the model ``spec['encoder']`` names),
+    VideoMAE's pixel readout for ``family: videomae`` (models.videomae), or
     models.vjepa2.backend_from_spec for every other source. ``weights`` is the encoder's."""
+    if spec.get("family") == "videomae":
+        return videomae.videomae_backend_from_spec(spec, weights, device)
     if spec.get("source") != "calibration":
         return backend_from_spec(spec, weights, device)
     encoder = spec.get("encoder_spec")
@@ -426,3 +430,14 @@ def probe_backend(spec: dict, weights: str | None = None, device: str = "cpu"):
                          f"({spec.get('encoder')!r})")
     inner = backend_from_spec(encoder, weights, device)
     return CalibrationPredictor(inner, spec["predictor"], spec.get("q"), spec.get("mode"))
+
+
+def probe_identity(backend, spec: dict, digest: str | None = None) -> dict:
+    """The provenance identity of a probe_backend: its model's (a calibration predictor's encoder's,
+    with the fill rule under ``calibration``)."""
+    if spec.get("family") == "videomae":
+        return videomae.describe(backend.model, spec, digest)
+    identity = describe(backend.model, spec, digest)
+    if isinstance(backend, CalibrationPredictor):
+        identity["calibration"] = backend.describe()
+    return identity

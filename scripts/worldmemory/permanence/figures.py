@@ -1,8 +1,10 @@
-"""Figures 2a, 3 and 7 of *Tracking Is Not Permanence*, drawn from the belief-curve long table.
+"""Figures 2a, 3, 4, 5a, 6a and 7 of *Tracking Is Not Permanence*, drawn from belief-curve long tables.
 
 Figure 2a: P(present) by seconds since last visible (Section 4.1). Figure 3: the decision in the
-gap with a reveal at the end (Section 4.2). Figure 7: nearest of three worlds over the hidden band
-(Appendix D). A matplotlib Figure is built without pyplot, so nothing depends on a display or
+gap with a reveal at the end (Section 4.2). Figure 4: the moving and the stationary object per
+training condition (Section 4.4). Figure 5a: the pixel readout (VideoMAE) beside the latent one
+(Section 4.5). Figure 6a: a ball in a visible box (Section 4.6). Figure 7: nearest of three worlds
+over the hidden band (Appendix D). A matplotlib Figure is built without pyplot, so nothing depends on a display or
 global state; file metadata that would carry a date or version is dropped so that reruns give the
 same bytes.
 """
@@ -195,17 +197,9 @@ def figure7(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
             ax.plot(own["t_s"], own[f"frac_{world}"], label=world, color=colours[world],
                     marker=WORLD_MARKERS[world], markersize=4, linewidth=1.5)
         ax.set(title=model, xlabel="seconds since last visible", ylim=(-0.02, 1.02))
-    axes[0].set_ylabel("fraction of decisions nearest the world")
-    # one legend for all panels, below them, so that no line is covered
-    handles = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=len(handles), fontsize="small")
-    fig.suptitle("Where the hidden moving object goes: nearest of three worlds\n"
-                 "(Tracking Is Not Permanence, Figure 7)")
-    save_figure(fig, out_png, out_pdf)
-    return fig
+    return _panels_done(fig, axes, "fraction of decisions nearest the world",
+                        "Where the hidden moving object goes: nearest of three worlds\n"
+                        "(Tracking Is Not Permanence, Figure 7)", out_png, out_pdf)
 
 
 def figure6a(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
@@ -236,6 +230,80 @@ def figure6a(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
     return fig
 
 
+def _panels_done(fig: Figure, axes, ylabel: str, title: str, out_png, out_pdf) -> Figure:
+    """A row of per-model panels finished: the y label, one legend for all panels below them (so that
+    no line is covered), the title; saved."""
+    axes[0].set_ylabel(ylabel)
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=len(handles), fontsize="small")
+    fig.suptitle(title)
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
+def _band(ax, rows: pd.DataFrame, colour, **line) -> None:
+    """A belief curve with its binomial 95% interval shaded (Figures 4 and 5a)."""
+    ax.plot(rows["t_s"], rows["p_present"], color=colour, **line)
+    ax.fill_between(rows["t_s"], rows["ci_lo"], rows["ci_hi"], color=colour, alpha=0.15, linewidth=0)
+
+
+def figure4(curve: pd.DataFrame, out_png, out_pdf) -> Figure:
+    """Training conditions (Section 4.4, Figure 4): one panel per checkpoint, P(present) of the hidden
+    moving object solid and of the stationary one dashed, shaded binomial 95% intervals; each
+    motion's never-rendered control thin with crosses (a checkpoint without memory reads it)."""
+    models = list(dict.fromkeys(curve.loc[curve["condition"] == "moving", "model"]))
+    if not models:
+        raise ValueError("no 'moving' condition in the curve: Figure 4 draws the main query's moving and "
+                         "stationary object (results/permanence/curricula/main_long.csv)")
+    colours = dict(zip((m for m, _ in PANELS), sns.color_palette("colorblind", len(PANELS))))
+    fig = Figure(figsize=(max(6.0, 3.6 * len(models)), 4.4), layout="constrained")
+    axes = fig.subplots(1, len(models), sharey=True, squeeze=False)[0]
+    for ax, model in zip(axes, models):
+        for (motion, title), linestyle in zip(PANELS, ("-", "--")):
+            rows = _rows(curve, model, motion)
+            if not rows.empty:
+                _band(ax, rows, colours[motion], linestyle=linestyle, marker="o", markersize=3, label=title.lower())
+            control = _rows(curve, model, motion + "_never_rendered")
+            if not control.empty:
+                ax.plot(control["t_s"], control["p_present"], color=colours[motion], linestyle=linestyle,
+                        linewidth=0.8, marker="x", markersize=4, zorder=3, label=f"{title.lower()}, never rendered")
+        ax.axhline(0.5, color="grey", linestyle=":", linewidth=0.8, label="chance")
+        ax.set(title=model, xlabel="seconds since last visible", ylim=(-0.02, 1.02))
+    return _panels_done(fig, axes, "P(present)", "Belief in a hidden moving and stationary object per training "
+                        "condition\n(Tracking Is Not Permanence, Figure 4)", out_png, out_pdf)
+
+
+def figure5a(curve: pd.DataFrame, out_png, out_pdf, pixel=()) -> Figure:
+    """The pixel readout beside the latent one (Section 4.5, Figure 5a): the textured moving ball's
+    P(present) solid with its shaded interval and its never-visible control dashed (Appendix E), the
+    ``pixel`` models (VideoMAE) in the left panel, every other model (V-JEPA 2) in the right."""
+    models = list(dict.fromkeys(curve.loc[curve["condition"] == "moving", "model"]))
+    groups = (("Pixel readout (VideoMAE)", [m for m in models if m in set(pixel)]),
+              ("Latent readout (V-JEPA 2)", [m for m in models if m not in set(pixel)]))
+    if not groups[0][1]:
+        raise ValueError(f"none of the pixel-readout models {sorted(pixel)} has a 'moving' condition in the curve "
+                         f"(it has {models}): Figure 5a needs their main-query probes")
+    colours = dict(zip(models, sns.color_palette("colorblind", len(models))))
+    fig = Figure(figsize=(12, 4.6), layout="constrained")
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (title, members) in zip(axes, groups):
+        for model in members:
+            _band(ax, _rows(curve, model, "moving"), colours[model], marker="o", markersize=3, label=model)
+            control = _rows(curve, model, "moving_never_visible")
+            ax.plot(control["t_s"], control["p_present"], color=colours[model], linestyle="--", marker="x",
+                    markersize=4, zorder=3, label=f"{model}, never visible (control)")
+        ax.axhline(0.5, color="grey", linestyle=":", label="chance")
+        ax.set(title=title, xlabel="seconds since last visible", ylim=(-0.02, 1.02))
+        ax.legend(fontsize="x-small", loc="upper right")
+    axes[0].set_ylabel("P(present), textured moving ball")
+    fig.suptitle("Pixel reconstruction against latent prediction (Tracking Is Not Permanence, Figure 5a)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
 def read_long(paths) -> pd.DataFrame:
     """The long tables concatenated. A (model, condition) found in several files is kept whole from
     the first file that has it, so a reveal table that repeats the main conditions draws no line
@@ -254,17 +322,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--long", required=True, action="append",
                         help="results/permanence/table3_long.csv; repeat to add tables with the same columns "
                              "(Figure 3: also the reveal query's long CSV)")
-    parser.add_argument("--figure", choices=["2", "3", "6a", "7"], default="2", help="the paper's figure (default 2)")
+    parser.add_argument("--figure", choices=["2", "3", "4", "5a", "6a", "7"], default="2",
+                        help="the paper's figure (default 2)")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
     parser.add_argument("--released", nargs="*", default=[],
                         help="models drawn grey (the paper's checkpoints; Figures 2 and 3)")
     parser.add_argument("--highlight", default=None,
                         help="model drawn thick black (ViT-H; Figures 2 and 3, with a red control in 2)")
+    parser.add_argument("--pixel", nargs="*", default=[], help="the pixel-readout models (VideoMAE; Figure 5a)")
     args = parser.parse_args(argv)
     curve = read_long(args.long)
-    if args.figure in ("6a", "7"):
-        (figure6a if args.figure == "6a" else figure7)(curve, args.png, args.pdf)
+    if args.figure == "5a":
+        figure5a(curve, args.png, args.pdf, args.pixel)
+    elif args.figure in ("4", "6a", "7"):
+        {"4": figure4, "6a": figure6a, "7": figure7}[args.figure](curve, args.png, args.pdf)
     else:
         draw = figure2 if args.figure == "2" else figure3
         draw(curve, args.png, args.pdf, args.released, args.highlight)

@@ -23,7 +23,9 @@ Choices where the paper is silent, fixed here:
   predictor predicts encoder tokens, so its predictions are layer-normed the same way (the
   persistence oracle's surprise is then exactly 0).
 * Surprise of a window: the mean absolute error over every element of the horizon's tokens (the
-  L1 loss V-JEPA 2 trains with), or, given a Laplace scale b, the mean of |e| / b + log(2b).
+  L1 loss V-JEPA 2 trains with), or, given a Laplace scale b, the mean of |e| / b + log(2b). With a
+  scale the same forward pass also gives the plain L1 error as ``surprise_l1`` (Table 1's "L_1
+  readout" column, scored by ``l1_readout``); without one ``surprise`` already is the L1 readout.
 * Rules (Table 10): ``fixed``, the mean over windows at C = 2; ``best``, the C in 2..10 with the
   highest accuracy (ties to the smallest C); ``min``, per start frame the minimum over C of the
   window surprise, then the mean over start frames, counting only start frames where every C's
@@ -52,8 +54,8 @@ from worldmemory.common.provenance import write_job_info
 from worldmemory.common.seeds import stable_rng
 from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
-from worldmemory.models.vjepa2 import describe, deterministic
-from worldmemory.permanence.calibration import CalibrationPredictor, probe_backend
+from worldmemory.models.vjepa2 import deterministic
+from worldmemory.permanence.calibration import CalibrationPredictor, probe_backend, probe_identity
 from worldmemory.permanence.objectives import SCALE_HEAD_WEIGHTS, LaplaceScaleHead
 
 FPS = 7.5  # the protocol's frame rate (Section 3.5)
@@ -66,6 +68,8 @@ RESAMPLES = 10_000  # Appendix I: "10,000 resamples"
 LEVEL = 0.95
 BOOTSTRAP_NAMESPACE = "worldmemory.permanence.intphys.bootstrap.v1"
 VIDEO_COLUMNS = ["block", "scene", "video", "is_possible"]
+SURPRISE_L1 = "surprise_l1"  # the L1 readout beside a scale head's negative log-likelihood (Table 1)
+READOUTS = ("surprise", SURPRISE_L1)  # the value columns of the window and per-video tables, when present
 Scale = Callable[[torch.Tensor], torch.Tensor]  # predicted tokens (B, n, D) -> Laplace scale b, broadcastable
 
 
@@ -187,9 +191,19 @@ def surprise(pred: torch.Tensor, target: torch.Tensor, scale: Scale | None = Non
     return (error / b + torch.log(2 * b)).expand_as(error).mean(dim=(1, 2))
 
 
+def window_readouts(pred: torch.Tensor, target: torch.Tensor, scale: Scale | None) -> dict[str, torch.Tensor]:
+    """The surprises (B,) of one batch of windows: ``surprise``, and with a scale also the L1 readout
+    ``surprise_l1`` of the same predictions."""
+    out = {"surprise": surprise(pred, target, scale)}
+    if scale is not None:
+        out[SURPRISE_L1] = surprise(pred, target, None)
+    return out
+
+
 def window_surprises(backend: MaskedLatentPredictor, clip: torch.Tensor, context: int, horizon: int = HORIZON,
-                     scale: Scale | None = None, batch_size: int = 16) -> tuple[np.ndarray, np.ndarray]:
-    """(start frames, surprises) of every window of one preprocessed clip (1, T, 3, H, W)."""
+                     scale: Scale | None = None, batch_size: int = 16) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(start frames, {column: surprises}) of every window of one preprocessed clip (1, T, 3, H, W):
+    ``surprise``, and with a scale ``surprise_l1`` from the same forward pass (window_readouts)."""
     tubelet = backend.tubelet_size
     starts = window_starts(clip.shape[1], context, horizon, tubelet)
     if not len(starts):
@@ -205,24 +219,26 @@ def window_surprises(backend: MaskedLatentPredictor, clip: torch.Tensor, context
                 pred = F.layer_norm(pred, pred.shape[-1:])
             reference = backend.encode(x)[:, torch.as_tensor(target, device=x.device)]
             reference = F.layer_norm(reference, reference.shape[-1:])
-            out.append(surprise(pred, reference, scale).cpu())
-    return starts, torch.cat(out).double().numpy()
+            out.append(window_readouts(pred, reference, scale))
+    return starts, {k: torch.cat([o[k] for o in out]).cpu().double().numpy() for k in out[0]}
 
 
 def score_video(backend: MaskedLatentPredictor, clip: torch.Tensor, contexts=CONTEXTS, horizon: int = HORIZON,
                 scale: Scale | None = None, batch_size: int = 16) -> pd.DataFrame:
-    """Window surprises of one clip at every context length: columns context, start, surprise."""
+    """Window surprises of one clip at every context length: columns context, start, surprise (and
+    surprise_l1 with a scale)."""
     parts = []
     for c in contexts:
         starts, values = window_surprises(backend, clip, c, horizon, scale, batch_size)
-        parts.append(pd.DataFrame({"context": c, "start": starts, "surprise": values}))
+        parts.append(pd.DataFrame({"context": c, "start": starts, **values}))
     return pd.concat(parts, ignore_index=True)
 
 
 def score_dataset(backend: MaskedLatentPredictor, videos: list[Video], contexts=CONTEXTS,
                   source_fps: float = FPS, horizon: int = HORIZON, scale: Scale | None = None,
                   batch_size: int = 16, log=print) -> pd.DataFrame:
-    """Window surprises of every video: VIDEO_COLUMNS + context, start, surprise. Logs per scene."""
+    """Window surprises of every video: VIDEO_COLUMNS + context, start, surprise (and surprise_l1 with
+    a scale). Logs per scene."""
     scenes: dict[tuple[str, str], list[Video]] = {}
     for v in videos:
         scenes.setdefault((v.block, v.scene), []).append(v)
@@ -233,7 +249,8 @@ def score_dataset(backend: MaskedLatentPredictor, videos: list[Video], contexts=
             windows = score_video(backend, clip, contexts, horizon, scale, batch_size)
             parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible))
         log(f"{block}/{scene}: {n}/{len(scenes)} scenes, {time.time() - begin:.1f}s")
-    return pd.concat(parts, ignore_index=True)[[*VIDEO_COLUMNS, "context", "start", "surprise"]]
+    windows = pd.concat(parts, ignore_index=True)
+    return windows[[*VIDEO_COLUMNS, "context", "start", *value_columns(windows)]]
 
 
 # -- aggregation rules ---------------------------------------------------------------------------------
@@ -242,17 +259,33 @@ def _readout_order(label: str) -> tuple:
     return (label == MIN_READOUT, int(label) if label != MIN_READOUT else 0)
 
 
+def value_columns(table: pd.DataFrame) -> list[str]:
+    """The surprise columns a window or per-video table carries: surprise, and surprise_l1 if there."""
+    return [c for c in READOUTS if c in table.columns]
+
+
 def video_surprises(windows: pd.DataFrame) -> pd.DataFrame:
     """Per video and readout: the mean window surprise at each context length, and the min rule's
     mean over start frames of the minimum over context lengths (start frames where every context
-    length's window fits). Columns VIDEO_COLUMNS + context (str), surprise."""
-    per_c = windows.groupby([*VIDEO_COLUMNS, "context"])["surprise"].mean().reset_index()
+    length's window fits), for each surprise column alike. Columns VIDEO_COLUMNS + context (str),
+    surprise (and surprise_l1 when the windows carry it)."""
+    values = value_columns(windows)
+    per_c = windows.groupby([*VIDEO_COLUMNS, "context"])[values].mean().reset_index()
     per_c = per_c.sort_values(["context", "block", "scene", "video"], kind="stable")
-    wide = windows.set_index([*VIDEO_COLUMNS, "start", "context"])["surprise"].unstack("context")
-    minimum = wide.dropna().min(axis=1).groupby(level=VIDEO_COLUMNS).mean().rename("surprise").reset_index()
+    wide = windows.set_index([*VIDEO_COLUMNS, "start", "context"])[values].unstack("context").dropna()
+    minimum = pd.concat({v: wide[v].min(axis=1) for v in values}, axis=1)
+    minimum = minimum.groupby(level=VIDEO_COLUMNS).mean().reset_index()
     out = pd.concat([per_c.assign(context=per_c["context"].map(str)), minimum.assign(context=MIN_READOUT)],
                     ignore_index=True)
-    return out[[*VIDEO_COLUMNS, "context", "surprise"]]
+    return out[[*VIDEO_COLUMNS, "context", *values]]
+
+
+def l1_readout(videos: pd.DataFrame) -> pd.DataFrame | None:
+    """The per-video table scored by its L1 readout (surprise_l1 as surprise, for pairs and the rules),
+    or None when it has no surprise_l1 (its surprise already is the L1 readout)."""
+    if SURPRISE_L1 not in videos.columns:
+        return None
+    return videos.drop(columns="surprise").rename(columns={SURPRISE_L1: "surprise"})
 
 
 def pairs(videos: pd.DataFrame) -> pd.DataFrame:
@@ -364,7 +397,8 @@ def bootstrap(a: list[pd.Series], b: list[pd.Series] | None = None, key: str = "
 # -- CLI ----------------------------------------------------------------------------------------------------
 def scale_head(weights, backend) -> Scale | None:
     """The checkpoint's Laplace scale head (a curriculum's, objectives.LaplaceScaleHead) when it has one:
-    its surprise is then the negative log-likelihood (Section 3.5); None (the L1 readout) otherwise."""
+    its surprise is then the negative log-likelihood (Section 3.5), with the L1 readout beside it as
+    surprise_l1; None (the L1 readout only) otherwise."""
     if isinstance(backend, CalibrationPredictor):  # its weights are its encoder's, not a predictor's
         return None
     if weights is None or not (Path(weights) / SCALE_HEAD_WEIGHTS).exists():
@@ -401,17 +435,18 @@ def main(argv=None):
     windows = score_dataset(backend, videos, args.contexts, args.source_fps, scale=scale, batch_size=args.batch_size,
                             log=lambda msg: print(f"[intphys {args.model_name}] {msg}", flush=True))
     per_video = video_surprises(windows)
+    l1 = l1_readout(per_video)  # a scale head's run: its L1 readout's rules as well (Table 1)
+    l1_rules = {} if l1 is None else {"rules_l1": rule_table(l1, args.model_name).to_dict(orient="records")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     per_video.to_csv(args.out, index=False, float_format="%.8g")
-    identity = describe(backend.model, spec)
-    if hasattr(backend, "describe"):
-        identity["calibration"] = backend.describe()
+    identity = probe_identity(backend, spec)
     write_job_info(args.out_summary, model=args.model_name, identity=identity, device=args.device,
                    source_fps=args.source_fps, fps=FPS, horizon=HORIZON, contexts=args.contexts,
                    stride=backend.tubelet_size, videos=len(videos),
                    readout="laplace_nll" if scale is not None else "l1",
                    rules=rule_table(per_video, args.model_name).to_dict(orient="records"),
-                   by_context=context_accuracies(per_video))
+                   by_context=context_accuracies(per_video),
+                   **l1_rules)
     print(f"[intphys {args.model_name}] {len(videos)} videos -> {args.out}, {args.out_summary}", flush=True)
 
 

@@ -71,8 +71,8 @@ from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import read_video
 from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
-from worldmemory.models.vjepa2 import copy_last_view, describe, deterministic, weights_digest
-from worldmemory.permanence.calibration import probe_backend
+from worldmemory.models.vjepa2 import copy_last_view, deterministic, weights_digest
+from worldmemory.permanence.calibration import probe_backend, probe_identity
 from worldmemory.permanence.containers import box_cols, box_rows
 from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
@@ -131,6 +131,17 @@ def _positions(target: np.ndarray, tokens: np.ndarray, what: str) -> np.ndarray:
     return at
 
 
+def model_window(backend: MaskedLatentPredictor, scene_frames: int) -> int:
+    """Frames of the scenes' window the model reads: all of them, or the first ``window_frames`` of a
+    model with a fixed clip length (VideoMAE's 16 frames, Appendix E: its readout slots are the first
+    six tubelets after the event)."""
+    frames = getattr(backend, "window_frames", scene_frames)
+    if frames > scene_frames:
+        raise ValueError(f"the model takes {frames}-frame clips but the scenes' window holds {scene_frames} frames: "
+                         "render longer windows or use a model of at most that many frames")
+    return frames
+
+
 class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
@@ -146,7 +157,8 @@ class Prober:
         self.dir = scenes_dir
         self.margin = margin
         tub = backend.tubelet_size
-        self.grid = TokenGrid(backend.crop_size, backend.patch_size, tub, manifest["window_frames"], manifest["size"])
+        self.frames = model_window(backend, manifest["window_frames"])
+        self.grid = TokenGrid(backend.crop_size, backend.patch_size, tub, self.frames, manifest["size"])
         self.event_slot = (manifest["event_frame"] - manifest["window_start"]) // tub
         self.fps = manifest["fps"]
         self.encodings = EncodingCache()
@@ -178,7 +190,7 @@ class Prober:
 
     # -- one batch of scenes of one radius ------------------------------------------------------
     def _load(self, scenes: list[dict], world: str) -> torch.Tensor:
-        clips = np.stack([read_video(self.dir / s["worlds"][world]) for s in scenes])
+        clips = np.stack([read_video(self.dir / s["worlds"][world])[: self.frames] for s in scenes])
         return self.backend.preprocess(clips)
 
     def probe_batch(self, by_motion: dict[str, list[dict]], radius: int) -> list[dict]:
@@ -412,9 +424,7 @@ def main(argv=None):
     df.to_csv(args.out, index=False, float_format="%.8g")
     if args.out_features:
         np.savez(args.out_features, **prober.feature_arrays())
-    identity = describe(backend.model, spec, prober.model_key)  # a calibration predictor: its encoder's
-    if hasattr(backend, "describe"):
-        identity["calibration"] = backend.describe()
+    identity = probe_identity(backend, spec, prober.model_key)
     info = {  # the job's sidecar, with the packages of its environment (common.provenance)
         "model": args.model_name,
         "query": args.query,

@@ -35,7 +35,9 @@ def check_config(config: dict) -> None:
     * a permanence model with ``source: local`` needs ``path`` to be a saved model directory
       (with config.json); one with ``source: hf`` needs ``id`` of the form owner/name; one with
       ``source: calibration`` needs ``encoder`` to name another permanence model that is not a
-      calibration one (its encoder reads the fill);
+      calibration one (its encoder reads the fill); a curriculum (``permanence.curricula``) and a
+      VideoMAE (``permanence.videomae.models``, local paths and ids checked alike) are named apart
+      from the models, and ``permanence.videomae.latent`` names models of permanence.models;
     * the top-level ``dinov2`` is decided by its form: an existing directory is a local model
       (it must hold config.json); otherwise a string of the form owner/name (exactly one slash,
       Hugging Face's characters, not starting with '/', '.' or '~') is a Hugging Face id; anything
@@ -50,7 +52,8 @@ def check_config(config: dict) -> None:
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes).
     """
-    problems = list(_permanence_paths(config.get("permanence", {}))) + list(_curricula(config.get("permanence", {})))
+    study = config.get("permanence", {})
+    problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study)]
     if "dinov2" in config:
         problems += _dinov2(config["dinov2"])
     if "worldmembench" in config:
@@ -115,6 +118,25 @@ def _curricula(study: dict):
             hint = f"did you mean {close[0]!r}? " if close else ""
             yield (f"{key}.init = {spec.get('init')!r}: no model of that name with weights in permanence.models; "
                    f"expected one of: {', '.join(trainable) or 'none'}. Fix: {hint}name the checkpoint to continue")
+
+
+def _videomae(study: dict):
+    """VideoMAE models are named apart from every other probe model; ``latent`` names models of permanence.models."""
+    block = study.get("videomae", {})
+    models, taken = study.get("models", {}), {*study.get("models", {}), *study.get("curricula", {})}
+    for name, spec in block.get("models", {}).items():
+        key = f"permanence.videomae.models.{name}"
+        if name in taken:
+            yield (f"{key}: the name is also a model of permanence.models or permanence.curricula. Fix: rename one "
+                   "of them")
+        if spec.get("source") == "local":
+            yield from _model_dir(f"{key}.path", spec["path"], "point it at a saved VideoMAEForPreTraining directory")
+        elif spec.get("source") == "hf" and not HF_ID.fullmatch(spec["id"]):
+            yield f"{key}.id = {spec['id']!r}: not a Hugging Face id; expected owner/name (e.g. MCG-NJU/videomae-large)"
+    for name in block.get("latent", []):
+        if name not in models:
+            yield (f"permanence.videomae.latent: {name!r} is no model of permanence.models; expected some of: "
+                   f"{', '.join(sorted(models)) or 'none'}. Fix: name the V-JEPA 2 models drawn beside VideoMAE")
 
 
 def _id_or_model_dir(key: str, value: str, fix: str):
