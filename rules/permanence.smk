@@ -120,10 +120,12 @@ rule permanence_videomae_train:
 
 
 # A curriculum (Section 3.5 (ii)-(iii), Appendix C): predictor-only training of another model's
-# checkpoint on clips rendered on the fly; protected like a pretrained model.
+# checkpoint on clips rendered on the fly, or on your own video ((i); (iv) with the encoder and an
+# EMA target); protected like a pretrained model.
 rule permanence_curriculum:
     input:
         init=lambda wc: weights_of(CURRICULA[wc.model]["init"]),
+        clips=lambda wc: CURRICULA[wc.model]["train"].get("clips_dir", []),
     output:
         protected(directory("results/models/{model}")),
     log:

@@ -6,10 +6,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from worldmemory.common.video import write_video
 from worldmemory.models.vjepa2 import build_model, encode_visible, load_model, predict_hidden, weights_digest
 from worldmemory.permanence.curriculum_train import check_settings, train_curriculum
 from worldmemory.permanence.objectives import LaplaceScaleHead
-from worldmemory.permanence.train import train_step
+from worldmemory.permanence.train import ema_update, train_step
 
 MICRO = dict(crop_size=64, patch_size=16, frames_per_clip=8, tubelet_size=2, hidden_size=48,
              num_attention_heads=4, num_hidden_layers=1, pred_hidden_size=32,
@@ -70,7 +71,39 @@ def test_the_laplace_step_starts_at_l1_plus_log_2_and_predictor_only_leaves_the_
     assert head.linear.weight.grad.abs().sum() > 0
 
 
+@pytest.fixture(scope="module")
+def clips(tmp_path_factory):
+    """Two real video files of random frames, 12 and 20 frames of 80 x 96 px."""
+    root = tmp_path_factory.mktemp("clips")
+    rng = np.random.default_rng(0)
+    for name, n in (("a.mkv", 12), ("b.mkv", 20)):
+        write_video(root / name, rng.integers(0, 256, (n, 80, 96, 3), dtype=np.uint8), 15)
+    return root
+
+
+def test_continued_pretraining_on_the_users_clips_trains_the_encoder_against_an_ema_target(init, clips, tmp_path):
+    """(iv): with encoder_lr the encoder trains too; (i): the same clips predictor-only leave it unchanged."""
+    clip_settings = {**SETTINGS, "curriculum": "clips", "clips_dir": str(clips), "frame_step": 2,
+                     "container_fraction": 0, "mixture": {"short_tube": 1, "long_tube": 1}}
+    train_curriculum(init, {**clip_settings, "encoder_lr": 1e-3, "ema": 0.999}, tmp_path / "iv", log=lambda *_: None)
+    train_curriculum(init, clip_settings, tmp_path / "i", log=lambda *_: None)
+    before, iv, i = (load_model(str(p)) for p in (init, tmp_path / "iv", tmp_path / "i"))
+    assert digest(before.encoder) != digest(iv.encoder) and digest(before.predictor) != digest(iv.predictor)
+    assert digest(before.encoder) == digest(i.encoder) and digest(before.predictor) != digest(i.predictor)
+    masks = [line.split(",")[1] for line in (tmp_path / "iv" / "train_log.csv").read_text().splitlines()[1:]]
+    assert set(masks) <= {"short_tube", "long_tube"}
+
+
+def test_the_ema_target_moves_a_thousandth_of_the_way_per_step():
+    online, target = build_model(MICRO, seed=3).encoder, build_model(MICRO, seed=4).encoder
+    w_online, w_target = (next(m.parameters()).detach().clone() for m in (online, target))
+    ema_update(target, online, 0.999)
+    assert torch.allclose(next(target.parameters()), 0.999 * w_target + 0.001 * w_online)
+
+
 @pytest.mark.parametrize("bad, words", [
+    ({"curriculum": "clips"}, ["clips_dir names the video directory", "'clips'"]),
+    ({"clips_dir": "videos"}, ["clips_dir", "'container'"]),
     ({"curriculum": "boxes"}, ["curriculum = 'boxes'", "container"]),
     ({"loss": "l2"}, ["loss = 'l2'", "laplace"]),
     ({"steps": None}, ["lack 'steps'", "permanence.curricula.<name>.steps"]),

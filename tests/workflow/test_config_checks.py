@@ -107,6 +107,8 @@ def test_a_curriculum_continues_a_model_with_weights_under_a_name_of_its_own():
     assert "permanence.curricula.tiny-container.init = 'vjepa2-tiny-scrach': no model of that name" in message
     assert "did you mean 'vjepa2-tiny-scratch'?" in message
     assert "permanence.curricula.tiny-tube.init = 'oracle'" in message  # a calibration fill has no weights
+    curricula["tiny-temporal"]["train"]["curriculum"] = "clips"  # natural video without its directory
+    assert "permanence.curricula.tiny-temporal.train: curriculum 'clips' with clips_dir None" in problems(config)
     curricula["tiny-temporal"]["train"]["curriculum"] = "boxes"
     with pytest.raises(WorkflowError, match="boxes"):
         validate(config, str(SCHEMA), set_default=True)

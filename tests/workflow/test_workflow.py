@@ -212,6 +212,29 @@ def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a
     assert refused.returncode != 0 and "permanence.intphys.dataset is not set" in refused.stdout + refused.stderr
 
 
+def test_a_curriculum_on_your_own_clips_reads_their_directory(tmp_path, snakemake):
+    """(iv) under the paper config: the clip directory is the job's input and its settings reach the
+    training command; a missing directory is refused naming the key."""
+    paper = yaml.safe_load(paper_stand_in(tmp_path).read_text())
+    (tmp_path / "my clips").mkdir()
+    train = {"curriculum": "clips", "clips_dir": "my clips", "frames": 32, "container_fraction": 0,
+             "mixture": {"short_tube": 1, "long_tube": 1}, "encoder_lr": 3e-5, "ema": 0.999, "seed": 0,
+             "steps": 16000, "batch_size": 24, "lr": 1e-4, "warmup_steps": 1000}
+    paper["permanence"]["curricula"] = {"vith-continued": {"init": VITH, "train": train}}
+    path = tmp_path / "clips.yaml"
+    path.write_text(yaml.safe_dump(paper))
+    dry = snakemake(tmp_path, path, "-n", "-p", "results/models/vith-continued").stdout
+    job = dry.split("rule permanence_curriculum:")[1]
+    assert "input: resources/models/vjepa2-vith-fpc64-256, my clips" in job
+    assert '"clips_dir": "my clips"' in job and '"encoder_lr": 3e-05' in job
+    train["clips_dir"] = "no clips"
+    path.write_text(yaml.safe_dump(paper))
+    refused = snakemake(tmp_path, path, "-n", "results/models/vith-continued", check=False)
+    assert refused.returncode != 0
+    assert "permanence.curricula.vith-continued.train.clips_dir = 'no clips': no such directory" in (
+        refused.stdout + refused.stderr)
+
+
 def test_switching_to_the_papers_config_rebuilds_the_table(two_runs, tmp_path, snakemake, job_counts):
     """The embedded table must never be kept under the paper config's name (on the main job's
     outputs Snakemake 9.27 said "Nothing to be done": the table's output set depended on the

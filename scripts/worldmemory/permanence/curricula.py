@@ -317,12 +317,14 @@ def sample_container_clip(rng: np.random.Generator, n_frames: int = 32, size: in
 def sample_curriculum_batch(rng: np.random.Generator, batch_size: int, n_frames: int, crop_size: int,
                             patch_size: int, tubelet: int, container_fraction: float = CONTAINER_FRACTION,
                             mixture: dict = V2_MIXTURE, variant: str = "moving",
-                            scenario_weights: dict = SCENARIO_WEIGHTS) -> tuple[np.ndarray, np.ndarray, str]:
+                            scenario_weights: dict = SCENARIO_WEIGHTS,
+                            generic=None) -> tuple[np.ndarray, np.ndarray, str]:
     """A training batch (Appendix C): uint8 clips (B, T, crop, crop, 3) rendered at the model's size,
     the hidden token indices shared by the batch, and the mask kind. With probability
     ``container_fraction`` the clips share one layout and hide its box interior after opening
     ('container'); otherwise each clip has its own layout and the mask is one kind of ``mixture``.
-    Fractions 0 and 1 are the ablations' curricula."""
+    Fractions 0 and 1 are the ablations' curricula. ``generic(rng, batch_size)``, when given, draws
+    the clips of the mixture batches instead of the renderer (the user's video: clip_directory)."""
     if not 0 <= container_fraction <= 1:
         raise ValueError(f"container_fraction must lie in [0, 1] (Appendix C: 0.7; 0 and 1 for the ablations), "
                          f"got {container_fraction!r}")
@@ -341,7 +343,10 @@ def sample_curriculum_batch(rng: np.random.Generator, batch_size: int, n_frames:
                                        variant) for _ in range(batch_size)]
         hidden = container_mask(clips[0].interior, layout.open_frame, crop_size // patch_size, patch_size, tubelet)
         return np.stack([c.frames for c in clips]), hidden, CONTAINER
-    clips = [sample_container_clip(rng, n_frames, crop_size, variant=variant, scenario_weights=scenario_weights)
-             for _ in range(batch_size)]
+    if generic is not None:
+        clips = generic(rng, batch_size)
+    else:
+        clips = np.stack([sample_container_clip(rng, n_frames, crop_size, variant=variant,
+                                                scenario_weights=scenario_weights).frames for _ in range(batch_size)])
     kind, hidden = mixture_mask(rng, mixture, crop_size // patch_size, n_frames // tubelet)
-    return np.stack([c.frames for c in clips]), hidden, kind
+    return clips, hidden, kind

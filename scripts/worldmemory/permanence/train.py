@@ -101,7 +101,8 @@ def train_step(model, target_encoder, opt, x: torch.Tensor, hidden: np.ndarray, 
     target's spread over tokens (a collapse shows as a spread near 0). With ``scale_head`` the loss is
     the Laplace negative log-likelihood under its per-token scale (Section 3.5); ``predictor_only``
     encodes the context without gradients (the curricula's frozen encoder)."""
-    visible = np.setdiff1d(np.arange(model.encoder.embeddings.num_patches(model.config)), hidden)
+    cfg = model.config  # the clip's own token count: a curriculum's windows may be shorter than frames_per_clip
+    visible = np.setdiff1d(np.arange(x.shape[1] // cfg.tubelet_size * (cfg.crop_size // cfg.patch_size) ** 2), hidden)
     with torch.no_grad():
         h = encode_visible(target_encoder, x)
         target = F.layer_norm(h, (h.shape[-1],))[:, torch.as_tensor(hidden)]

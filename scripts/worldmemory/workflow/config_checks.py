@@ -113,6 +113,14 @@ def _curricula(study: dict):
         if name in models:
             yield (f"{key}: the name is also a model of permanence.models; a curriculum checkpoint is a model of its "
                    "own. Fix: rename one of them")
+        train = spec.get("train", {})
+        if (train.get("curriculum") == "clips") != ("clips_dir" in train):
+            yield (f"{key}.train: curriculum {train.get('curriculum')!r} with clips_dir {train.get('clips_dir')!r}; "
+                   "clips_dir names the video directory of curriculum 'clips' and of no other. Fix: set both or "
+                   "neither")
+        elif "clips_dir" in train and not os.path.isdir(train["clips_dir"]):
+            yield (f"{key}.train.clips_dir = {train['clips_dir']!r}: no such directory (relative to the working "
+                   f"directory {os.getcwd()}). Fix: point it at a directory of your video clips")
         if spec.get("init") not in trainable:
             close = difflib.get_close_matches(str(spec.get("init")), trainable, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
