@@ -108,7 +108,7 @@ def probe_spec(name):
     if spec["source"] == "curriculum":  # a VJEPA2Model directory trained here, like source: train
         return {"source": "train", "init": spec["init"], "curriculum": spec["train"]}
     if spec["source"] == "calibration":
-        spec["encoder_spec"] = PERM_MODELS[spec["encoder"]]
+        spec["encoder_spec"] = PROBE_MODELS[spec["encoder"]]
     return spec
 
 

@@ -144,6 +144,27 @@ def test_videomae_reads_the_first_six_tubelets_through_the_cli(scenes, tmp_path)
     assert rows["present"].isin([0, 1]).all()
 
 
+def test_the_oracle_through_videomae_calibrates_the_pixel_readout(scenes, tmp_path):
+    """The persistence oracle read through a VideoMAE (its fills as per-patch normalised pixel targets)
+    reads the ball at every tubelet and no ball in the never-rendered and exit controls: the pixel
+    readout reads as designed when the reconstruction is right."""
+    encoder = {"source": "random", "family": "videomae", "config": VIDEOMAE, "seed": 1}
+    spec = json.dumps({"source": "calibration", "predictor": "persistence_oracle", "encoder": "mae",
+                       "encoder_spec": encoder})
+    probe.main(["--scenes", str(scenes), "--model-name", "oracle", "--spec", spec, "--threads", "1",
+                "--out", str(tmp_path / "p.csv"), "--out-info", str(tmp_path / "p.json")])
+    info = json.loads((tmp_path / "p.json").read_text())
+    assert info["identity"]["class"] == "VideoMAEForPreTraining"
+    assert info["identity"]["calibration"]["predictor"] == "persistence_oracle"
+    rows = pd.read_csv(tmp_path / "p.csv")
+    p = rows.groupby("condition")["present"].mean()
+    assert sorted(rows["slot"].unique()) == list(range(6))
+    for motion in ("moving", "stationary"):
+        assert p[motion] == 1.0 and p[f"{motion}_never_visible"] == 1.0  # the ball is in its pixels
+        assert p[f"{motion}_never_rendered"] == 0.0
+    assert p["moving_exit"] == 0.0
+
+
 def test_a_model_longer_than_the_scenes_window_is_refused():
     class Long:
         window_frames = 48

@@ -117,13 +117,16 @@ def test_a_curriculum_continues_a_model_with_weights_under_a_name_of_its_own():
 def test_videomae_models_are_named_apart_and_drawn_beside_models_of_permanence():
     config = load()
     block = config["permanence"]["videomae"]
-    assert set(block["models"]) == {"videomae-tiny-scratch"} and block["latent"] == ["vjepa2-tiny-scratch"]
+    assert set(block["models"]) == {"videomae-tiny-scratch", "videomae-oracle"}
+    assert block["latent"] == ["vjepa2-tiny-scratch"]
     validate(config, str(SCHEMA), set_default=True)
     block["models"]["tiny-container"] = dict(block["models"]["videomae-tiny-scratch"])  # a curriculum's name
     block["models"]["mae-local"] = {"source": "local", "path": "no/such/dir"}
     block["models"]["mae-hf"] = {"source": "hf", "id": "videomae-large"}
     block["latent"] = ["vjepa2-tiny"]
+    block["models"]["videomae-oracle"]["encoder"] = "vjepa2-tiny-scratch"  # reads V-JEPA's axis, not pixels
     message = problems(config)
+    assert "permanence.videomae.models.videomae-oracle.encoder = 'vjepa2-tiny-scratch': no VideoMAE" in message
     assert "permanence.videomae.models.tiny-container: the name is also a model" in message
     assert "permanence.videomae.models.mae-local.path = 'no/such/dir': no such directory" in message
     assert "permanence.videomae.models.mae-hf.id = 'videomae-large': not a Hugging Face id" in message

@@ -14,10 +14,13 @@ read). ``encode(x, visible)`` derives the hidden tokens (all tokens minus ``visi
 pixels (a token is ``tubelet_size`` frames x one ``patch_size`` patch, time-major as
 masks.TokenGrid), fills the hidden pixels of the un-normalised clip by the predictor's rule
 (visible pixels stay the exact model input), and returns
-``cat(inner.encode(x, visible), inner.encode(x_filled)[:, hidden])``: the first ``len(visible)``
-rows are the true visible context (so copy_last_view works unchanged), the rest the filled hidden
-tokens, in ascending token order. ``predict(context, visible, target)`` gathers ``target`` (which
-must be hidden) from the hidden rows. References (``visible=None``) are the inner encoder's.
+``cat(inner.encode(x, visible)[:, :len(visible)], inner.encode(x_filled)[:, hidden])``: the first
+``len(visible)`` rows are the true visible context (so copy_last_view works unchanged), the rest
+the filled hidden tokens, in ascending token order. The inner backend may also be VideoMAE's pixel
+readout (models.videomae, whose context appends the visible pixels, dropped here): its fills are
+then read as per-patch normalised pixel targets, which calibrates that readout.
+``predict(context, visible, target)`` gathers ``target`` (which must be hidden) from the hidden
+rows. References (``visible=None``) are the inner encoder's.
 
 Rules ("the last visible frame" of a pixel: the latest frame before its hidden span; "red": R -
 max(G, B) > RED_THRESHOLD in [0, 1] units, the renderer's ball being the only red thing):
@@ -95,7 +98,8 @@ SAMPLE_NAMESPACE = "worldmemory.permanence.calibration.known_posterior.v1"
 class CalibrationPredictor:
     """A fill rule read through a real encoder, as a MaskedLatentPredictor (module docstring)."""
 
-    def __init__(self, inner: VJEPA2Backend, predictor: str, q: float | None = None, mode: str | None = None,
+    def __init__(self, inner: VJEPA2Backend | videomae.VideoMAEBackend, predictor: str, q: float | None = None,
+                 mode: str | None = None,
                  red_threshold: float = RED_THRESHOLD):
         if predictor not in RULES:
             raise ValueError(f"unknown calibration predictor {predictor!r}; expected one of {', '.join(RULES)}")
@@ -114,6 +118,8 @@ class CalibrationPredictor:
         self.mode = mode
         self.red_threshold = float(red_threshold)
         self.model = inner.model  # the encoder's weights: digest, provenance and cache keys
+        if hasattr(inner, "window_frames"):  # a fixed clip length (VideoMAE): the probe reads that many frames
+            self.window_frames = inner.window_frames
         self.reads_hidden = predictor in PRIVILEGED  # the Prober keys such contexts on every pixel
 
     # -- the MaskedLatentPredictor attributes --------------------------------------------------
@@ -163,7 +169,7 @@ class CalibrationPredictor:
         if visible is None:
             return self.inner.encode(x)
         hidden, hid = self.hidden_tokens(x, visible)
-        context = self.inner.encode(x, visible)
+        context = self.inner.encode(x, visible)[:, : len(np.asarray(visible).ravel())]
         if hidden.size == 0:
             return context
         return torch.cat([context, self._hidden_features(x, visible, hidden, hid)], dim=1)
@@ -417,9 +423,9 @@ def probe_backend(spec: dict, weights: str | None = None, device: str = "cpu"):
     (``spec['encoder_spec']``, added by the workflow from the model ``spec['encoder']`` names),
     VideoMAE's pixel readout for ``family: videomae`` (models.videomae), or
     models.vjepa2.backend_from_spec for every other source. ``weights`` is the encoder's."""
-    if spec.get("family") == "videomae":
-        return videomae.videomae_backend_from_spec(spec, weights, device)
     if spec.get("source") != "calibration":
+        if spec.get("family") == "videomae":
+            return videomae.videomae_backend_from_spec(spec, weights, device)
         return backend_from_spec(spec, weights, device)
     encoder = spec.get("encoder_spec")
     if not isinstance(encoder, dict):
@@ -428,16 +434,16 @@ def probe_backend(spec: dict, weights: str | None = None, device: str = "cpu"):
     if encoder.get("source") == "calibration":
         raise ValueError(f"the encoder of a calibration model must be a model, not calibration "
                          f"({spec.get('encoder')!r})")
-    inner = backend_from_spec(encoder, weights, device)
+    inner = probe_backend(encoder, weights, device)
     return CalibrationPredictor(inner, spec["predictor"], spec.get("q"), spec.get("mode"))
 
 
 def probe_identity(backend, spec: dict, digest: str | None = None) -> dict:
     """The provenance identity of a probe_backend: its model's (a calibration predictor's encoder's,
     with the fill rule under ``calibration``)."""
-    if spec.get("family") == "videomae":
-        return videomae.describe(backend.model, spec, digest)
-    identity = describe(backend.model, spec, digest)
+    model_spec = spec.get("encoder_spec", spec) if spec.get("source") == "calibration" else spec
+    describe_model = videomae.describe if model_spec.get("family") == "videomae" else describe
+    identity = describe_model(backend.model, spec, digest)
     if isinstance(backend, CalibrationPredictor):
         identity["calibration"] = backend.describe()
     return identity

@@ -137,6 +137,11 @@ def _videomae(study: dict):
         if name in taken:
             yield (f"{key}: the name is also a model of permanence.models or permanence.curricula. Fix: rename one "
                    "of them")
+        encoders = sorted(m for m, s in block["models"].items() if s.get("source") != "calibration")
+        if spec.get("source") == "calibration" and spec.get("encoder") not in encoders:
+            yield (f"{key}.encoder = {spec.get('encoder')!r}: no VideoMAE of that name (not a calibration one) in "
+                   f"permanence.videomae.models; expected one of: {', '.join(encoders) or 'none'}. Fix: name the "
+                   "VideoMAE whose pixel targets read the fill")
         if spec.get("source") == "local":
             yield from _model_dir(f"{key}.path", spec["path"], "point it at a saved VideoMAEForPreTraining directory")
         elif spec.get("source") == "hf" and not HF_ID.fullmatch(spec["id"]):
