@@ -132,12 +132,12 @@ def _videomae(study: dict):
     """VideoMAE models are named apart from every other probe model; ``latent`` names models of permanence.models."""
     block = study.get("videomae", {})
     models, taken = study.get("models", {}), {*study.get("models", {}), *study.get("curricula", {})}
+    encoders = sorted(m for m, s in block.get("models", {}).items() if s.get("source") != "calibration")
     for name, spec in block.get("models", {}).items():
         key = f"permanence.videomae.models.{name}"
         if name in taken:
             yield (f"{key}: the name is also a model of permanence.models or permanence.curricula. Fix: rename one "
                    "of them")
-        encoders = sorted(m for m, s in block["models"].items() if s.get("source") != "calibration")
         if spec.get("source") == "calibration" and spec.get("encoder") not in encoders:
             yield (f"{key}.encoder = {spec.get('encoder')!r}: no VideoMAE of that name (not a calibration one) in "
                    f"permanence.videomae.models; expected one of: {', '.join(encoders) or 'none'}. Fix: name the "
