@@ -4,9 +4,9 @@ Figure 2a: P(present) by seconds since last visible (Section 4.1). Figure 3: the
 gap with a reveal at the end (Section 4.2). Figure 4: the moving and the stationary object per
 training condition (Section 4.4). Figure 5a: the pixel readout (VideoMAE) beside the latent one
 (Section 4.5). Figure 6a: a ball in a visible box (Section 4.6). Figure 7: nearest of three worlds
-over the hidden band (Appendix D). A matplotlib Figure is built without pyplot, so nothing depends on a display or
-global state; file metadata that would carry a date or version is dropped so that reruns give the
-same bytes.
+over the hidden band (Appendix D). A matplotlib Figure is built without pyplot, so nothing depends
+on a display or global state; file metadata that would carry a date or version is dropped so that
+reruns give the same bytes.
 """
 
 from __future__ import annotations
