@@ -66,6 +66,9 @@ if "persistbench" in config:
         MAIN_TARGETS.append("results/persistbench/perception_agreement.csv")
 
 
+shell.prefix(job_shell_prefix())
+
+
 rule all:
     default_target: True
     input:

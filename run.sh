@@ -4,6 +4,8 @@
 #   ./run.sh test             run the test suite
 #   ./run.sh lint             the style checks (ruff, snakefmt; configured in pyproject.toml)
 #   ./run.sh snakemake ARGS   any Snakemake command inside the project's environment
+#   ./run.sh plan [ARGS]      the jobs, GPU-hours and wall time of a run before it starts
+#   ./run.sh progress [ARGS]  how many cases each model has done, per study and stage
 # The first call creates .venv/ and installs the pinned dependencies (requirements.lock) and the
 # worldmemory package (editable: scripts/ as it is checked out).
 set -euo pipefail
@@ -47,5 +49,8 @@ case "${1:-main}" in
     test) shift; exec python -m pytest "$@" ;;
     lint) ruff check scripts tests && exec snakefmt --check Snakefile rules ;;
     snakemake) shift; snakemake_resuming "$@" ;;
-    *) echo "usage: ./run.sh [main | test [pytest args] | lint | snakemake [args]]" >&2; exit 2 ;;
+    plan) shift; exec python -m worldmemory.workflow.plan "$@" ;;
+    progress) shift; exec python -m worldmemory.workflow.progress "$@" ;;
+    *) echo "usage: ./run.sh [main | test [pytest args] | lint | snakemake [args] | plan [args] | progress [args]]" >&2
+       exit 2 ;;
 esac

@@ -16,11 +16,14 @@ min_version("9.0")
 
 # REPO and SCRIPTS (this checkout, on sys.path) come from the Snakefile.
 from worldmemory.common.provenance import config_hash as config_sha256
+from worldmemory.perception.estimators import RESOURCES
 from worldmemory.perception.estimators import parse as parse_estimator
 from worldmemory.perception.estimators import prefetched as prefetched_weights
 from worldmemory.workflow.conda_envs import export_checkout
 from worldmemory.workflow.config_checks import check_config
 from worldmemory.workflow.stamp import stamp_differs, update_stamp
+from worldmemory.workflow.runs import benchmark_runs as study_runs
+from worldmemory.workflow.runs import worldmembench_cases as study_cases
 from worldmemory.worldmembench.trajectories import merge_params as merge_trajectory_params
 
 validate(config, os.path.join(REPO, "config", "schemas", "config.schema.yaml"), set_default=True)
@@ -31,9 +34,20 @@ export_checkout(REPO)  # for the conda environments' post-deploy scripts (envs/*
 # progress as it goes; the prefix replaces Snakemake's default, so it repeats the strict mode.
 # WORLDMEMORY_WORKDIR marks every process of a job with the working directory it writes to, so
 # that ./run.sh can find the jobs a killed Snakemake left running (worldmemory.workflow.launch).
-shell.prefix(
-    f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={shlex.quote(SCRIPTS)}" ' WORLDMEMORY_WORKDIR="$PWD"; '
-)
+# WORLDMEMORY_UNITS: each benchmark study's number of cases (or sequences), which its per-case jobs
+# print their model's progress against (worldmemory/common/progress.py); the studies fill it in,
+# and the Snakefile sets the prefix once they are included.
+STUDY_UNITS = {}
+
+
+def job_shell_prefix():
+    # Snakemake formats the prefix with each job's command: JSON's braces are doubled
+    units = json.dumps(STUDY_UNITS, sort_keys=True).replace("{", "{{").replace("}", "}}")
+    return (
+        f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={shlex.quote(SCRIPTS)}"
+        f' WORLDMEMORY_WORKDIR="$PWD" WORLDMEMORY_UNITS={shlex.quote(units)}; '
+    )
+
 
 DEVICE = config["device"]
 THREADS = config["threads"]
@@ -164,11 +178,21 @@ def models_with(source, models=None):
     return "|".join(re.escape(m) for m, s in models.items() if s["source"] == source) or "^$"
 
 
-# -- worldmembench -------------------------------------------------------------------------------
-def worldmembench_cases_dir(wildcards):
-    """The embedded cases rendered here, or the user's case directory."""
+# -- worldmembench ---------------------------------------------------------------------------------
+def worldmembench_cases():
+    """Case id -> {family, category, trajectories}, known before anything runs (worldmemory/workflow/runs.py)."""
+    return study_cases(config["worldmembench"])
+
+
+def worldmembench_cases_root():
+    """Where the cases are: rendered here (embedded) or the user's directory."""
     source = config["worldmembench"]["cases"]["source"]
     return "results/worldmembench/cases" if source == "embedded" else source
+
+
+def worldmembench_case_dir(wildcards):
+    """Input function: the case's directory."""
+    return os.path.join(worldmembench_cases_root(), wildcards.case)
 
 
 def worldmembench_rollout_args(wildcards):
@@ -225,44 +249,39 @@ def features_args(study):
 
 
 # -- runs of the benchmark studies -------------------------------------------------------------
-REPLAY = ".replay"  # the suffix of a reference model replayed as an external model (no model may use it)
-REPLAY_KEY = {"worldmembench": "{case}/{trajectory_name}", "persistbench": "{sequence}"}
-
-
 def benchmark_runs(study):
-    """Every run of a benchmark study, name -> spec: its models and, with ``agreement`` on, each
-    reference model replayed as an external model (``<model>.replay``, worldmemory.external.replay),
-    which reaches scoring without truth channels: the configured estimators score the same
-    pixels as the oracle (the perception-agreement tables)."""
-    block = config[study]
-    runs = dict(block["models"])
-    for name, spec in block["models"].items():
-        if block["agreement"] and spec["kind"] == "reference":
-            source = shlex.quote(f"results/{study}/rollouts/{name}")
-            command = (
-                f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
-                " --request {request}"
-            )
-            runs[name + REPLAY] = {
-                "kind": "external",
-                "replays": name,
-                "command": command,
-                "trajectory_params": spec.get("trajectory_params", {}),
-                "gpu": 0,
-                "mem_mb": 2000,
-                "runtime": 30,
-            }
-    return runs
+    """Every run of a benchmark study (worldmemory/workflow/runs.py): its models and their replays."""
+    return study_runs(study, config[study])
 
 
-def replayed_rollouts(runs, study):
-    """Input function: the rollouts a replay run copies (none for other runs)."""
+def unit_constraint(units):
+    """Wildcard constraint matching exactly ``units`` (case, sequence or run names)."""
+    return "|".join(re.escape(u) for u in units) or "^$"
+
+
+def replayed_unit(runs, study, unit):
+    """Input function: the unit's (case's, sequence's) rollout directory of the model a replay run
+    copies (none for other runs)."""
 
     def files(wildcards):
         source = runs[wildcards.model].get("replays")
-        return [f"results/{study}/rollouts/{source}"] if source else []
+        return [f"results/{study}/rollouts/{source}/{getattr(wildcards, unit)}"] if source else []
 
     return files
+
+
+def store_args(runs, study, subdirectory):
+    """Params function: an external run's rollout store (common.rollout_store; under the model's,
+    ``subdirectory(wildcards)``) and, for a replay, the rollout it copies; nothing for a reference
+    model, which is rendered again each time."""
+
+    def args(wildcards, input):
+        if runs[wildcards.model]["kind"] != "external":
+            return ""
+        store = os.path.join(f"results/{study}/rollout_store/{wildcards.model}", subdirectory(wildcards)).rstrip("/")
+        return shlex.join(["--store", store, *(["--replayed", input.replayed[0]] if input.replayed else [])])
+
+    return args
 
 
 def model_args(spec):
@@ -287,30 +306,42 @@ def configured_estimator(study, capability):
     return parse_estimator(config[study]["perception"][capability])
 
 
-def perceive_weights(study):
-    """Input function: the weights directory and files a perception job reads (none for a backend without weights)."""
-    return lambda wc: configured_estimator(study, wc.capability).inputs()
+def applying_estimators(study, applies):
+    """Capability -> Estimator of the study's configured estimators that read anything of a unit
+    (``applies(wildcards, capability)``), as a function of the wildcards."""
+    return lambda wc: {c: configured_estimator(study, c) for c in estimators(study) if applies(wc, c)}
 
 
-def perceive_args(study):
-    """Params function: the perception CLI's backend and options (the weights as a local directory)."""
+def perceive_weights(applying):
+    """Input function: the weights directories and files the unit's estimators read."""
+    return lambda wc: sorted({f for e in applying(wc).values() for f in e.inputs()})
+
+
+def perceive_args(study, applying):
+    """Params function: the perception CLI's estimators (JSON: capability -> backend and options,
+    the weights as local directories); those that read nothing the run scores of the unit are
+    skipped, their (empty) estimate files recording the backend's name."""
 
     def args(wildcards):
-        estimator = configured_estimator(study, wildcards.capability)
-        options = estimator.backend_options()
-        return shlex.join(
-            ["--backend", estimator.backend] + (["--options", json.dumps(options, sort_keys=True)] if options else [])
-        )
+        used = applying(wildcards)
+        specs = {c: {"backend": name, "skip": True} for c, name in estimators(study).items()}
+        specs |= {c: {"backend": e.backend, "options": e.backend_options()} for c, e in used.items()}
+        return shlex.join(["--estimators", json.dumps(specs, sort_keys=True)])
 
     return args
 
 
-def perceive_resource(study, key):
-    """Resource function: a perception job's ``gpu``, ``mem_mb`` or ``runtime`` from its estimator's entry."""
-    return lambda wc: configured_estimator(study, wc.capability).resources[key]
+def perceive_resources(applying):
+    """Resource functions of a unit's perception job, which runs its estimators one after another:
+    the largest gpu and mem_mb of them, their runtimes (minutes per unit) added."""
+    pick = {"gpu": max, "mem_mb": max, "runtime": sum}
+    return {
+        key: (lambda wc, key=key: pick[key]([e.resources[key] for e in applying(wc).values()] or [RESOURCES[key]]))
+        for key in pick
+    }
 
 
-def perception_args(study, runs):
+def perception_args(study, runs, unit):
     """Params function: the score CLIs' perception arguments, empty for a reference model (read by
     the oracle), so that choosing another estimator never re-scores one."""
 
@@ -318,20 +349,20 @@ def perception_args(study, runs):
         if runs[wildcards.model]["kind"] == "reference":
             return ""
         backends = json.dumps(estimators(study), sort_keys=True)
-        return shlex.join(["--perception", backends, "--estimates", f"results/{study}/perception/{wildcards.model}"])
+        where = f"results/{study}/perception/{wildcards.model}/{getattr(wildcards, unit)}"
+        return shlex.join(["--perception", backends, "--estimates", where])
 
     return args
 
 
-def estimate_files(study, runs, needs):
-    """Input function: the cached estimates a score job reads, those of ``needs(wildcards)``
-    (capabilities) that have a backend; none for a reference model (the oracle)."""
+def estimate_dir(study, runs, unit):
+    """Input function: the unit's perception directory a score job reads; none for a reference
+    model (the oracle)."""
 
     def files(wildcards):
         if runs[wildcards.model]["kind"] == "reference":
             return []
-        wanted = set(needs(wildcards)) & set(estimators(study))
-        return [f"results/{study}/perception/{wildcards.model}/{c}.npz" for c in sorted(wanted)]
+        return [f"results/{study}/perception/{wildcards.model}/{getattr(wildcards, unit)}"]
 
     return files
 

@@ -1,27 +1,62 @@
-# PersistBench: 360-degree sequences -> per-model rollouts -> perception (estimators) -> scores
-# (Perm / Cont / App, one family) -> Table 1, ablation, figure and the perception-agreement table.
+# PersistBench: 360-degree sequences -> rollouts -> perception (estimators) -> scores (Perm / Cont
+# / App, one family), each one job per (model, sequence), then per model its manifest and score
+# files, then Table 1, the ablation, the figure and the perception-agreement table.
 
-from worldmemory.persistbench.perceive import CAPABILITIES as PB_PERCEIVED
-from worldmemory.persistbench.perception import CAPABILITIES as PB_NEEDS
+from worldmemory.persistbench.perception import FAMILY as PB_FAMILY
+from worldmemory.workflow.runs import persistbench_sequences
 
 PB = config["persistbench"]
 PB_MODELS = PB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 PB_RUNS = benchmark_runs("persistbench")
 PB_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)
-PB_FAMILY = "persistence"  # Perm, Cont and App: one family, as Cont and App average the frames Perm keeps
+PB_ESTIMATED = sorted(run for run, spec in PB_RUNS.items() if spec["kind"] == "external")
+# the sequences, known before any is prepared, in preparation order (the score files' order)
+PB_SEQUENCES = persistbench_sequences(PB)
+STUDY_UNITS["persistbench"] = len(PB_SEQUENCES)
 PB_CATEGORY = "PersistBench (persistbench)"
+PB_APPLYING = applying_estimators("persistbench", lambda wc, c: True)  # every sequence is tracked and judged
+# the preparation's arguments, shared by each sequence's job and the manifest's
+PB_PREPARE_ARGS = shlex.join(
+    [
+        "--source",
+        PB["sequences"]["source"],
+        "--n-frames",
+        str(PB["sequences"]["n_frames"]),
+        "--pano-width",
+        str(PB["sequences"]["pano_width"]),
+        "--invisible",
+        *map(str, PB["sequences"]["invisible"]),
+        # the relative schedule ({shape, bounds}), which replaces `invisible` when set; null if not
+        "--schedule",
+        json.dumps(PB["sequences"].get("schedule"), sort_keys=True),
+        "--camera",
+        json.dumps(PB["camera"], sort_keys=True),
+    ]
+)
 
 
-rule persistbench_sequences:
+wildcard_constraints:
+    sequence=unit_constraint(PB_SEQUENCES),
+
+
+# Lists of a model's sequences' files, seconds of reading: on a cluster they run where Snakemake
+# runs rather than waiting in the queue.
+localrules:
+    persistbench_sequences,
+    persistbench_rollouts,
+    persistbench_scores,
+
+
+rule persistbench_sequence:
     input:
-        [] if PB["sequences"]["source"] == "embedded" else PB["sequences"]["source"],
+        [] if PB["sequences"]["source"] == "embedded" else os.path.join(PB["sequences"]["source"], "{sequence}"),
     output:
-        directory("results/persistbench/sequences"),
+        directory("results/persistbench/sequences/{sequence}"),
     log:
-        "results/logs/persistbench/sequences.log",
+        "results/logs/persistbench/sequences/{sequence}.log",
     benchmark:
-        benchmark_tsv("persistbench/sequences")
+        benchmark_tsv("persistbench/sequences/{sequence}")
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -29,31 +64,47 @@ rule persistbench_sequences:
         mem_mb=4000,
         runtime=30,
     params:
-        source=PB["sequences"]["source"],
-        per_kind=PB["sequences"]["per_kind"],
-        n_frames=PB["sequences"]["n_frames"],
-        pano_width=PB["sequences"]["pano_width"],
-        invisible=PB["sequences"]["invisible"],
-        # the relative schedule ({shape, bounds}), which replaces `invisible` when set; null if not
-        schedule=json.dumps(PB["sequences"].get("schedule"), sort_keys=True),
-        camera=json.dumps(PB["camera"], sort_keys=True),
+        prepare_args=PB_PREPARE_ARGS,
     shell:
-        "python -m worldmemory.persistbench.prepare --out {output:q} --source {params.source:q}"
-        " --per-kind {params.per_kind:q}"
-        " --n-frames {params.n_frames:q} --pano-width {params.pano_width:q} --invisible {params.invisible:q}"
-        " --schedule {params.schedule:q} --camera {params.camera:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.persistbench.prepare --out results/persistbench/sequences --sequence {wildcards.sequence:q}"
+        " {params.prepare_args} 2>&1 | tee {log:q}"
+
+
+# The prepared sequences listed, the dropped ones with their reasons (manifest.json); fails,
+# naming the keys to change, when every sequence was dropped.
+rule persistbench_sequences:
+    input:
+        expand("results/persistbench/sequences/{sequence}", sequence=PB_SEQUENCES),
+    output:
+        "results/persistbench/sequences/manifest.json",
+    log:
+        "results/logs/persistbench/sequences.log",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        prepare_args=PB_PREPARE_ARGS,
+        sequences=PB_SEQUENCES,
+    shell:
+        "python -m worldmemory.persistbench.prepare --out results/persistbench/sequences --collect {params.sequences:q}"
+        " {params.prepare_args} 2>&1 | tee {log:q}"
 
 
 rule persistbench_rollout:
     input:
-        sequences="results/persistbench/sequences",
-        replayed=replayed_rollouts(PB_RUNS, "persistbench"),
+        sequence="results/persistbench/sequences/{sequence}",
+        replayed=replayed_unit(PB_RUNS, "persistbench", "sequence"),
     output:
-        directory("results/persistbench/rollouts/{model}"),
+        directory("results/persistbench/rollouts/{model}/{sequence}"),
     log:
-        "results/logs/persistbench/rollout_{model}.log",
+        "results/logs/persistbench/rollouts/{model}/{sequence}.log",
     benchmark:
-        benchmark_tsv("persistbench/rollout_{model}")
+        benchmark_tsv("persistbench/rollout/{model}/{sequence}")
+    wildcard_constraints:
+        model=unit_constraint(PB_RUNS),
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -65,79 +116,123 @@ rule persistbench_rollout:
         # an external command's log is copied here, where it outlives a failed job's output
         log_dir=lambda wc: f"results/logs/persistbench/commands/{wc.model}",
         model_args=lambda wc: model_args(PB_RUNS[wc.model]),
+        store_args=store_args(PB_RUNS, "persistbench", lambda wc: ""),
     shell:
-        "python -m worldmemory.persistbench.rollout --sequences {input.sequences:q} --model {wildcards.model:q}"
-        " {params.model_args}"
-        " --timeout-minutes {resources.runtime:q} --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.persistbench.rollout --sequence {input.sequence:q} --model {wildcards.model:q}"
+        " {params.model_args} {params.store_args} --timeout-minutes {resources.runtime:q}"
+        " --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
-# One estimator over every generated video of a run without truth channels; reference models
-# need none (their scores read the truth channels).
+# A model's rollouts listed (manifest.json, costs.csv); after the sequences' manifest, so that a
+# run whose every sequence was dropped stops there with the reason.
+rule persistbench_rollouts:
+    input:
+        sequences="results/persistbench/sequences/manifest.json",
+        rollouts=lambda wc: expand("results/persistbench/rollouts/{{model}}/{sequence}", sequence=PB_SEQUENCES),
+    output:
+        manifest="results/persistbench/rollouts/{model}/manifest.json",
+        costs="results/persistbench/rollouts/{model}/costs.csv",
+    log:
+        "results/logs/persistbench/rollouts/{model}.log",
+    wildcard_constraints:
+        model=unit_constraint(PB_RUNS),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        sequences=sorted(PB_SEQUENCES),
+    shell:
+        "python -m worldmemory.common.rollout_index --model-dir results/persistbench/rollouts/{wildcards.model:q}"
+        " --units {params.sequences:q} 2>&1 | tee {log:q}"
+
+
+# The configured estimators over one generated video of a run without truth channels; reference
+# models need none (their scores read the truth channels).
 rule persistbench_perceive:
     input:
-        sequences="results/persistbench/sequences",
-        rollouts="results/persistbench/rollouts/{model}",
-        weights=perceive_weights("persistbench"),
-        # the same-entity judge looks at the tracker's crops
-        tracking=lambda wc: (
-            f"results/persistbench/perception/{wc.model}/tracking.npz" if wc.capability == "judge" else []
-        ),
+        sequence="results/persistbench/sequences/{sequence}",
+        rollouts="results/persistbench/rollouts/{model}/{sequence}",
+        weights=perceive_weights(PB_APPLYING),
     output:
-        "results/persistbench/perception/{model}/{capability}.npz",
+        directory("results/persistbench/perception/{model}/{sequence}"),
     log:
-        "results/logs/persistbench/perceive_{model}_{capability}.log",
+        "results/logs/persistbench/perception/{model}/{sequence}.log",
     benchmark:
-        benchmark_tsv("persistbench/perceive_{model}_{capability}")
+        benchmark_tsv("persistbench/perceive/{model}/{sequence}")
     wildcard_constraints:
-        capability="|".join(PB_PERCEIVED),
+        model=unit_constraint(PB_ESTIMATED),
     conda:
         "../envs/perception.yaml"
     threads: 1
     resources:
-        mem_mb=perceive_resource("persistbench", "mem_mb"),
-        runtime=perceive_resource("persistbench", "runtime"),
-        gpu=perceive_resource("persistbench", "gpu"),
+        **perceive_resources(PB_APPLYING),
     params:
-        backend_args=perceive_args("persistbench"),
-        estimates_args=lambda wc, input: (
-            shlex.join(["--estimates", os.path.dirname(input.tracking)]) if input.tracking else ""
-        ),
+        estimators_args=perceive_args("persistbench", PB_APPLYING),
     shell:
-        "export HF_HUB_OFFLINE=1; python -m worldmemory.persistbench.perceive --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
-        " --capability {wildcards.capability:q} {params.backend_args} {params.estimates_args}"
-        " --out {output:q} 2>&1 | tee {log:q}"
+        "export HF_HUB_OFFLINE=1; python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.persistbench.perceive --sequence {input.sequence:q} --rollouts {input.rollouts:q}"
+        " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
 
 
 rule persistbench_score:
     input:
-        sequences="results/persistbench/sequences",
-        rollouts="results/persistbench/rollouts/{model}",
-        estimates=estimate_files("persistbench", PB_RUNS, lambda wc: PB_NEEDS),
+        sequence="results/persistbench/sequences/{sequence}",
+        rollouts="results/persistbench/rollouts/{model}/{sequence}",
+        estimates=estimate_dir("persistbench", PB_RUNS, "sequence"),
         features=features_input("persistbench"),
     output:
-        scores=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.csv",
-        frames=f"results/persistbench/scores/{{model}}/{PB_FAMILY}_frames.csv",
-        info=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.json",
+        directory("results/persistbench/scores/{model}/sequences/{sequence}"),
     log:
-        "results/logs/persistbench/score_{model}.log",
+        "results/logs/persistbench/scores/{model}/{sequence}.log",
     benchmark:
-        benchmark_tsv("persistbench/score_{model}")
+        benchmark_tsv("persistbench/score/{model}/{sequence}")
+    wildcard_constraints:
+        model=unit_constraint(PB_RUNS),
     conda:
         "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=8000 if uses_learned_features("persistbench") else 4000,
-        runtime=60,
+        runtime=15,
         gpu=GPU if uses_learned_features("persistbench") else 0,
     params:
         features_args=features_args("persistbench"),
-        perception_args=perception_args("persistbench", PB_RUNS),
+        perception_args=perception_args("persistbench", PB_RUNS, "sequence"),
         alpha=PB["alpha"],
     shell:
-        "python -m worldmemory.persistbench.score --sequences {input.sequences:q} --rollouts {input.rollouts:q}"
-        " {params.perception_args}"
-        " {params.features_args} --alpha {params.alpha:q} --out-scores {output.scores:q} --out-frames {output.frames:q}"
-        " --out-info {output.info:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.persistbench.score --sequence {input.sequence:q} --rollouts {input.rollouts:q}"
+        " {params.perception_args} {params.features_args} --alpha {params.alpha:q}"
+        " --out {output:q} 2>&1 | tee {log:q}"
+
+
+# A run's sequence scores joined into the files the tables read.
+rule persistbench_scores:
+    input:
+        lambda wc: expand("results/persistbench/scores/{{model}}/sequences/{sequence}", sequence=PB_SEQUENCES),
+    output:
+        scores=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.csv",
+        frames=f"results/persistbench/scores/{{model}}/{PB_FAMILY}_frames.csv",
+        info=f"results/persistbench/scores/{{model}}/{PB_FAMILY}.json",
+    log:
+        "results/logs/persistbench/scores/{model}.log",
+    wildcard_constraints:
+        model=unit_constraint(PB_RUNS),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        sequences=PB_SEQUENCES,
+    shell:
+        "python -m worldmemory.persistbench.gather --scores results/persistbench/scores/{wildcards.model:q}"
+        " --sequences {params.sequences:q} 2>&1 | tee {log:q}"
 
 
 rule persistbench_tables:
@@ -202,13 +297,9 @@ rule persistbench_agreement:
             [*PB_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_REPLAYS)],
             [f"{PB_FAMILY}.csv"],
         ),
-        estimates=[
-            f"results/persistbench/perception/{r}/tracking.npz"
-            for r in PB_REPLAYS
-            if "tracking" in estimators("persistbench")
-        ],
-        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}" for r in PB_REPLAYS],
-        sequences="results/persistbench/sequences",
+        estimates_dirs=[f"results/persistbench/perception/{r}/{s}" for r in PB_REPLAYS for s in PB_SEQUENCES],
+        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}/manifest.json" for r in PB_REPLAYS],
+        sequences="results/persistbench/sequences/manifest.json",
         config=CONFIG_STAMP,
     output:
         table=report(
@@ -233,7 +324,7 @@ rule persistbench_agreement:
         pairs=[f"{PB_RUNS[r]['replays']}={r}" for r in PB_REPLAYS],
     shell:
         "(python -m worldmemory.persistbench.agreement --pairs {params.pairs:q} --scores results/persistbench/scores"
-        " --rollouts results/persistbench/rollouts --sequences {input.sequences:q}"
+        " --rollouts results/persistbench/rollouts --sequences results/persistbench/sequences"
         " --estimates results/persistbench/perception --out {output.table:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
         " --out {output.provenance:q}) 2>&1 | tee {log:q}"

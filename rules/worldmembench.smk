@@ -1,7 +1,9 @@
-# WorldMemBench: cases -> per-model rollouts -> perception (estimators, per capability) ->
-# scores (per metric family) -> Tables 2, 5, 8-13, Figure 5 and the perception-agreement table.
+# WorldMemBench: cases -> rollouts -> perception (the configured estimators) -> scores (every metric
+# family), each one job per (model, case), then per model its manifest and per-family score files,
+# then Tables 2, 4, 5, 8-13, Figure 5 and the perception-agreement table. At the papers' size a
+# model's cases are hundreds of GPU jobs that a cluster runs at once and that fail one at a time.
 
-from worldmemory.worldmembench.perceive import CAPABILITIES as WMB_PERCEIVED
+from worldmemory.worldmembench.perceive import APPLIES as WMB_APPLIES
 from worldmemory.worldmembench.agreement import FAMILIES_COMPARED as WMB_AGREEMENT_FAMILIES
 from worldmemory.worldmembench.perception import FAMILIES as WMB_FAMILIES, NEEDS as WMB_NEEDS
 
@@ -10,47 +12,76 @@ WMB_MODELS = WMB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 WMB_RUNS = benchmark_runs("worldmembench")
 WMB_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)
+WMB_CASES = worldmembench_cases()  # case id -> family, trajectories (sorted by id)
+STUDY_UNITS["worldmembench"] = len(WMB_CASES)
+WMB_ESTIMATED = sorted(run for run, spec in WMB_RUNS.items() if spec["kind"] == "external")
 # The study's category in `snakemake --report` (captions under report/).
 WMB_REPORT = "WorldMemBench (worldmembench)"
+# The metric families scored per run: a replay's General Video Quality has no oracle to agree with.
+WMB_SCORED = {run: WMB_AGREEMENT_FAMILIES if "replays" in spec else WMB_FAMILIES for run, spec in WMB_RUNS.items()}
+# the estimators that read anything of a case's family (perceive.APPLIES) for a family the run scores
+WMB_APPLYING = applying_estimators(
+    "worldmembench",
+    lambda wc, c: WMB_CASES[wc.case]["family"] in WMB_APPLIES[c]
+    and any(c in WMB_NEEDS[f] for f in WMB_SCORED[wc.model]),
+)
+WMB_PERCEIVE_RESOURCES = perceive_resources(WMB_APPLYING)
 
 
-rule worldmembench_cases:
+wildcard_constraints:
+    case=unit_constraint(WMB_CASES),
+
+
+# A model's lists of its cases' files are seconds of reading: on a cluster they run where Snakemake
+# runs rather than waiting in the queue.
+localrules:
+    worldmembench_rollouts,
+    worldmembench_scores,
+
+
+rule worldmembench_case:
     output:
-        directory("results/worldmembench/cases"),
+        directory("results/worldmembench/cases/{case}"),
     log:
-        "results/logs/worldmembench/cases.log",
+        "results/logs/worldmembench/cases/{case}.log",
     benchmark:
-        benchmark_tsv("worldmembench/cases")
+        benchmark_tsv("worldmembench/cases/{case}")
     conda:
         "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,
-        runtime=30,
+        runtime=10,
     params:
-        per_family=WMB["cases"]["per_family"],
-        per_category=WMB["cases"].get("per_category", 0),
+        family=lambda wc: WMB_CASES[wc.case]["family"],
+        category_args=lambda wc: shlex.join(
+            ["--category", WMB_CASES[wc.case]["category"]] if WMB_CASES[wc.case]["category"] else []
+        ),
         width=WMB["cases"]["width"],
         height=WMB["cases"]["height"],
-        trajectories=json.dumps(WMB["cases"]["trajectories"], sort_keys=True),
+        trajectories=lambda wc: json.dumps(WMB_CASES[wc.case]["trajectories"]),
         trajectory_params=json.dumps(WMB["trajectory_params"], sort_keys=True),
     shell:
-        "python -m worldmemory.worldmembench.cases --out {output:q} --per-family {params.per_family:q}"
-        " --per-category {params.per_category:q}"
-        " --width {params.width:q} --height {params.height:q} --trajectories {params.trajectories:q}"
-        " --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.worldmembench.cases --out {output:q} --case {wildcards.case:q} --family {params.family:q}"
+        " {params.category_args} --width {params.width:q} --height {params.height:q}"
+        " --trajectories {params.trajectories:q} --trajectory-params {params.trajectory_params:q} 2>&1 | tee {log:q}"
 
 
+# One job per (model, case): its videos along every trajectory of the case. An external model's
+# rollouts are made in results/worldmembench/rollout_store/ first and linked in once finished, so
+# a rerun after a failure redoes only the rollout that failed (worldmemory/common/rollout_store.py).
 rule worldmembench_rollout:
     input:
-        cases=worldmembench_cases_dir,
-        replayed=replayed_rollouts(WMB_RUNS, "worldmembench"),
+        case=worldmembench_case_dir,
+        replayed=replayed_unit(WMB_RUNS, "worldmembench", "case"),
     output:
-        directory("results/worldmembench/rollouts/{model}"),
+        directory("results/worldmembench/rollouts/{model}/{case}"),
     log:
-        "results/logs/worldmembench/rollout_{model}.log",
+        "results/logs/worldmembench/rollouts/{model}/{case}.log",
     benchmark:
-        benchmark_tsv("worldmembench/rollout_{model}")
+        benchmark_tsv("worldmembench/rollout/{model}/{case}")
+    wildcard_constraints:
+        model=unit_constraint(WMB_RUNS),
     conda:
         "../envs/torch.yaml"
     threads: 1
@@ -62,70 +93,124 @@ rule worldmembench_rollout:
         # an external command's log is copied here, where it outlives a failed job's output
         log_dir=lambda wc: f"results/logs/worldmembench/commands/{wc.model}",
         model_args=worldmembench_rollout_args,
+        store_args=store_args(WMB_RUNS, "worldmembench", lambda wc: wc.case),
     shell:
-        "python -m worldmemory.worldmembench.rollout --cases {input.cases:q} --model {wildcards.model:q}"
-        " {params.model_args}"
-        " --timeout-minutes {resources.runtime:q} --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.worldmembench.rollout --case {input.case:q} --model {wildcards.model:q}"
+        " {params.model_args} {params.store_args} --timeout-minutes {resources.runtime:q}"
+        " --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
 
 
-# One estimator over every rollout of a run without truth channels (an external model or a
-# replay); reference models need none (their scores read the truth channels).
+# A model's rollouts listed: its manifest.json (every case's, as Table 4 and the agreement table
+# read them) and costs.csv (each rollout's wall time and peak memory).
+rule worldmembench_rollouts:
+    input:
+        lambda wc: expand("results/worldmembench/rollouts/{{model}}/{case}", case=WMB_CASES),
+    output:
+        manifest="results/worldmembench/rollouts/{model}/manifest.json",
+        costs="results/worldmembench/rollouts/{model}/costs.csv",
+    log:
+        "results/logs/worldmembench/rollouts/{model}.log",
+    wildcard_constraints:
+        model=unit_constraint(WMB_RUNS),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        cases=list(WMB_CASES),
+    shell:
+        "python -m worldmemory.common.rollout_index --model-dir results/worldmembench/rollouts/{wildcards.model:q}"
+        " --units {params.cases:q} 2>&1 | tee {log:q}"
+
+
+# The configured estimators over one case's rollouts of a run without truth channels (an external
+# model or a replay); reference models need none (their scores read the truth channels).
 rule worldmembench_perceive:
     input:
-        cases=worldmembench_cases_dir,
-        rollouts="results/worldmembench/rollouts/{model}",
-        weights=perceive_weights("worldmembench"),
+        case=worldmembench_case_dir,
+        rollouts="results/worldmembench/rollouts/{model}/{case}",
+        weights=perceive_weights(WMB_APPLYING),
     output:
-        "results/worldmembench/perception/{model}/{capability}.npz",
+        directory("results/worldmembench/perception/{model}/{case}"),
     log:
-        "results/logs/worldmembench/perceive_{model}_{capability}.log",
+        "results/logs/worldmembench/perception/{model}/{case}.log",
     benchmark:
-        benchmark_tsv("worldmembench/perceive_{model}_{capability}")
+        benchmark_tsv("worldmembench/perceive/{model}/{case}")
     wildcard_constraints:
-        capability="|".join(WMB_PERCEIVED),
+        model=unit_constraint(WMB_ESTIMATED),
     conda:
         "../envs/perception.yaml"
     threads: 1
     resources:
-        mem_mb=perceive_resource("worldmembench", "mem_mb"),
-        runtime=perceive_resource("worldmembench", "runtime"),
-        gpu=perceive_resource("worldmembench", "gpu"),
+        **WMB_PERCEIVE_RESOURCES,
     params:
-        backend_args=perceive_args("worldmembench"),
+        estimators_args=perceive_args("worldmembench", WMB_APPLYING),
     shell:
-        "export HF_HUB_OFFLINE=1; python -m worldmemory.worldmembench.perceive --cases {input.cases:q} --rollouts {input.rollouts:q}"
-        " --capability {wildcards.capability:q} {params.backend_args} --out {output:q} 2>&1 | tee {log:q}"
+        "export HF_HUB_OFFLINE=1; python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.worldmembench.perceive --case {input.case:q} --rollouts {input.rollouts:q}"
+        " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
 
 
+# Every metric family of one case's rollouts of one run.
 rule worldmembench_score:
     input:
-        cases=worldmembench_cases_dir,
-        rollouts="results/worldmembench/rollouts/{model}",
-        estimates=estimate_files("worldmembench", WMB_RUNS, lambda wc: WMB_NEEDS[wc.family]),
+        case=worldmembench_case_dir,
+        rollouts="results/worldmembench/rollouts/{model}/{case}",
+        estimates=estimate_dir("worldmembench", WMB_RUNS, "case"),
         features=features_input("worldmembench"),
     output:
-        scores="results/worldmembench/scores/{model}/{family}.csv",
-        info="results/worldmembench/scores/{model}/{family}.json",
+        directory("results/worldmembench/scores/{model}/cases/{case}"),
     log:
-        "results/logs/worldmembench/score_{model}_{family}.log",
+        "results/logs/worldmembench/scores/{model}/{case}.log",
     benchmark:
-        benchmark_tsv("worldmembench/score_{model}_{family}")
+        benchmark_tsv("worldmembench/score/{model}/{case}")
     wildcard_constraints:
-        family="|".join(WMB_FAMILIES),
+        model=unit_constraint(WMB_RUNS),
     conda:
         "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=8000 if uses_learned_features("worldmembench") else 4000,
-        runtime=lambda wc: 60 if wc.family == "static" else 15,  # only Static Memory reads every frame's features
-        gpu=lambda wc: GPU if uses_learned_features("worldmembench") and wc.family == "static" else 0,
+        runtime=lambda wc: 15 if WMB_CASES[wc.case]["family"] == "dynamic" else 30,
+        # only Static Memory reads every frame's features, and nothing of a dynamic case
+        gpu=lambda wc: (
+            GPU if uses_learned_features("worldmembench") and WMB_CASES[wc.case]["family"] != "dynamic" else 0
+        ),
     params:
         features_args=features_args("worldmembench"),
-        perception_args=perception_args("worldmembench", WMB_RUNS),
+        perception_args=perception_args("worldmembench", WMB_RUNS, "case"),
+        families=lambda wc: WMB_SCORED[wc.model],
     shell:
-        "python -m worldmemory.worldmembench.score --cases {input.cases:q} --rollouts {input.rollouts:q}"
-        " --family {wildcards.family:q} {params.perception_args}"
-        " {params.features_args} --out {output.scores:q} --out-info {output.info:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.worldmembench.score --case {input.case:q} --rollouts {input.rollouts:q}"
+        " --families {params.families:q} {params.perception_args} {params.features_args}"
+        " --out {output:q} 2>&1 | tee {log:q}"
+
+
+# A run's case scores joined into one file per metric family (what the tables read).
+rule worldmembench_scores:
+    input:
+        lambda wc: expand("results/worldmembench/scores/{{model}}/cases/{case}", case=WMB_CASES),
+    output:
+        [f"results/worldmembench/scores/{{model}}/{f}.{ext}" for f in WMB_FAMILIES for ext in ("csv", "json")],
+    log:
+        "results/logs/worldmembench/scores/{model}.log",
+    wildcard_constraints:
+        model=unit_constraint(WMB_RUNS),
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        cases=list(WMB_CASES),
+    shell:
+        "python -m worldmemory.worldmembench.gather --scores results/worldmembench/scores/{wildcards.model:q}"
+        " --cases {params.cases:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_table2:
@@ -238,8 +323,9 @@ rule worldmembench_revisits:
 
 rule worldmembench_table4:
     input:
-        cases=worldmembench_cases_dir,
-        rollouts=expand("results/worldmembench/rollouts/{model}", model=sorted(WMB_MODELS)),
+        cases=[os.path.join(worldmembench_cases_root(), c) for c in WMB_CASES],
+        rollouts=expand("results/worldmembench/rollouts/{model}/manifest.json", model=sorted(WMB_MODELS)),
+        costs=expand("results/worldmembench/rollouts/{model}/costs.csv", model=sorted(WMB_MODELS)),
         config=CONFIG_STAMP,
     output:
         table4=report(
@@ -248,6 +334,8 @@ rule worldmembench_table4:
             category=WMB_REPORT,
             subcategory="Table 4",
         ),
+        # what each model's rollouts cost (Appendix H's latency): not byte-stable, it is timed
+        latency="results/worldmembench/latency.csv",
         provenance="results/worldmembench/table4.json",
     log:
         "results/logs/worldmembench/table4.log",
@@ -261,9 +349,11 @@ rule worldmembench_table4:
         runtime=10,
     params:
         config_sha=CONFIG_SHA,
+        cases_root=lambda wc, input: os.path.dirname(input.cases[0]),
+        rollouts=lambda wc, input: [os.path.dirname(m) for m in input.rollouts],
     shell:
-        "(python -m worldmemory.worldmembench.specs --cases {input.cases:q} --rollouts {input.rollouts:q}"
-        " --out {output.table4:q}"
+        "(python -m worldmemory.worldmembench.specs --cases {params.cases_root:q} --rollouts {params.rollouts:q}"
+        " --out {output.table4:q} --latency {output.latency:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q}"
         " --outputs {output.table4:q} --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
@@ -329,13 +419,8 @@ rule worldmembench_agreement:
             [*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)],
             [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
         ),
-        estimates=[
-            f"results/worldmembench/perception/{r}/{c}.npz"
-            for r in WMB_REPLAYS
-            for c in ("tracking", "camera")
-            if c in estimators("worldmembench")
-        ],
-        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}" for r in WMB_REPLAYS],
+        estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_REPLAYS for c in WMB_CASES],
+        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}/manifest.json" for r in WMB_REPLAYS],
         config=CONFIG_STAMP,
     output:
         table=report(

@@ -49,9 +49,9 @@ def test_the_cli_kills_a_model_past_its_time(sequences, tmp_path):
     start = time.monotonic()
     with pytest.raises(RuntimeError, match=r"external model on \w+: `sleep 30.*time limit of "
                                            r"0.02 min ran out") as e:
-        main(["--sequences", str(sequences), "--model", "slow", "--kind", "external",
+        main(["--sequence", str(sequences / "static_000"), "--model", "slow", "--kind", "external",
               "--command", "sleep 30; true {video}", "--timeout-minutes", "0.02",
-              "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "slow")])
+              "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "slow" / "static_000")])
     assert time.monotonic() - start < 10
     assert str(tmp_path / "logs") in str(e.value)
 
@@ -64,7 +64,7 @@ def test_the_cli_kills_a_model_past_its_time(sequences, tmp_path):
 def test_the_cli_refuses_a_bad_template_or_time_limit_up_front(sequences, tmp_path, capsys, args,
                                                                message):
     with pytest.raises(SystemExit) as e:
-        main(["--sequences", str(sequences), "--model", "m", "--kind", "external", *args,
-              "--params", json.dumps({}), "--out", str(tmp_path / "m")])
+        main(["--sequence", str(sequences / "static_000"), "--model", "m", "--kind", "external", *args,
+              "--params", json.dumps({}), "--out", str(tmp_path / "m" / "static_000")])
     assert e.value.code == 2 and re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "m").exists()

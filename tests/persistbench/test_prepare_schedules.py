@@ -47,8 +47,11 @@ def test_each_shape_gives_its_visible_in_input_pattern(shape, expected, tmp_path
     visible segments (for invisible-visible-invisible it starts turned away), the reference on
     every frame; sequence.json and manifest.json record the shape and its bounds."""
     schedule = {"shape": shape}  # default bounds: the clip split evenly
-    pp.main(["--out", str(tmp_path), "--per-kind", "1", "--n-frames", "24", "--pano-width", "128",
-             "--schedule", json.dumps(schedule), "--camera", CAMERA_JSON])
+    common = ["--out", str(tmp_path), "--n-frames", "24", "--pano-width", "128", "--schedule", json.dumps(schedule),
+              "--camera", CAMERA_JSON]
+    for sequence in ("static_000", "dynamic_000"):  # one job per sequence, then the one that lists them
+        pp.main([*common, "--sequence", sequence])
+    pp.main([*common, "--collect", "static_000", "dynamic_000"])
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["dropped"] == [] and len(manifest["sequences"]) == 2
     assert manifest["schedule"]["shape"] == shape and "invisible" not in manifest
@@ -146,8 +149,41 @@ def test_a_video_too_short_for_its_schedule_is_dropped_with_its_reason(tmp_path,
     assert "12 frames, fewer than the 16" in dropped["dropped"][0]
     assert "persistbench.sequences" in dropped["dropped"][0]
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["dropped"] == [dropped]
-    assert not (tmp_path / "out" / "short").exists()
+    # its directory holds only the reasons, which its rollout, perception and score jobs read
+    assert [p.name for p in (tmp_path / "out" / "short").iterdir()] == ["sequence.json"]
+    assert json.loads((tmp_path / "out" / "short" / "sequence.json").read_text())["dropped"] == dropped["dropped"]
     assert "short: DROPPED, too short for its schedule" in capsys.readouterr().out
+
+
+def test_a_dropped_sequence_passes_every_per_sequence_job_with_nothing(tmp_path):
+    """The workflow plans a model's jobs for every sequence before any is prepared: a dropped
+    one's rollout, perception and score jobs (the CLIs the rules run) write their files empty, and
+    the model's lists hold the kept sequence's alone."""
+    from worldmemory.common import rollout_index
+    from worldmemory.persistbench import gather, perceive, rollout, score
+
+    videos, out = tmp_path / "videos", tmp_path / "sequences"
+    _user_video(videos, "long", 24, 128)
+    _user_video(videos, "short", 12, 128)
+    common = ["--out", str(out), "--source", str(videos), "--invisible", "8", "16", "--camera", CAMERA_JSON]
+    for sequence in ("long", "short"):
+        pp.main([*common, "--sequence", sequence])
+    model, scores = tmp_path / "rollouts" / "still", tmp_path / "scores" / "still"
+    for sequence in ("long", "short"):
+        rollout.main(["--sequence", str(out / sequence), "--model", "still", "--kind", "external", "--command",
+                      "cp {input_video} {video}.mkv && mv {video}.mkv {video}", "--out", str(model / sequence)])
+        perceive.main(["--sequence", str(out / sequence), "--rollouts", str(model / sequence), "--estimators",
+                       json.dumps({"tracking": {"backend": "optical-flow"}}),
+                       "--out", str(tmp_path / "perception" / "still" / sequence)])
+        score.main(["--sequence", str(out / sequence), "--rollouts", str(model / sequence), "--perception",
+                    json.dumps({"tracking": "optical-flow"}), "--estimates",
+                    str(tmp_path / "perception" / "still" / sequence), "--out", str(scores / "sequences" / sequence)])
+    assert json.loads((model / "short" / "rollouts.json").read_text())["rollouts"] == []
+    assert [p.name for p in (model / "short").iterdir()] == ["rollouts.json"]  # the model never ran
+    assert (scores / "sequences" / "short" / "persistence.csv").read_text().count("\n") == 1  # the header
+    manifest = rollout_index.collect(model, ["long", "short"])
+    assert [r["sequence"] for r in manifest["rollouts"]] == ["long"]
+    assert gather.gather(scores, ["long", "short"]) == gather.gather(scores, ["long"]) > 0
 
 
 def test_no_sequence_left_is_an_error_naming_the_key(tmp_path):

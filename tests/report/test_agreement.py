@@ -57,3 +57,4 @@ def test_table_rows_say_why_a_value_is_missing():
     rows = table_rows("m", ["a", "b", "c"], ours, theirs, {"b": "b is 'none'"}, 0.05)
     assert [(r["quantity"], r["within"], r["note"]) for r in rows] == [
         ("a", True, ""), ("b", "", "b is 'none'"), ("c", "", "the oracle has none")]
+

@@ -2,6 +2,8 @@
 read offline by its own perception job with the resources its config entry names, feeding the
 metric family that needs it (here the LAION aesthetic predictor and the quality family)."""
 
+import json
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -28,16 +30,23 @@ def jobs(dry_run: str, rule: str) -> dict[str, str]:
     return {b.split("wildcards: ")[1].splitlines()[0]: b for b in blocks}
 
 
+def estimators_of(block: str) -> dict:
+    """The --estimators JSON of a perception job's shell command."""
+    words = shlex.split(block.split("Shell command: ")[1].splitlines()[0])
+    return json.loads(words[words.index("--estimators") + 1])
+
+
 def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(tmp_path, snakemake):
     """config/paper.yaml with an external model: a dry run of every default target here (no
     weights, no GPU) lists the GPU jobs with their resources, plans the fetch on the node that runs
-    Snakemake and a GPU perception job that reads the fetched copy offline, the judges as CPU
+    Snakemake and, per case, a perception job that runs the estimators reading that case's family
+    (a GPU job where one of them is learned) from the fetched copy offline, the judges as CPU
     clients of a served VLM, and a feature ablation's weights fetched like an estimator's; a missing
     head file stops the run before any job, naming the file; ArcFace reads its two ONNX files."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
     config["worldmembench"]["perception"]["faces"] = {  # paper.yaml's commented entry, files placed
-        "backend": "arcface", "detector": FACE_MODELS[0], "recognizer": FACE_MODELS[1], "runtime": 120}
+        "backend": "arcface", "detector": FACE_MODELS[0], "recognizer": FACE_MODELS[1], "runtime": 20}
     config["persistbench"]["features"] = {"backend": "clip", "model": CLIP_ID, "revision": REVISION}  # the ablation
     path = tmp_path / "paper.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -48,27 +57,37 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
         (tmp_path / stand_in).write_bytes(b"stand-in")
     dry = snakemake(tmp_path, path, "-n", "-p").stdout  # every default target of the three studies
     for rule, wildcards in (("permanence_probe", "model=vjepa2-vitg-fpc64-256"),
-                            ("worldmembench_score", "model=omniscient, family=static"),
-                            ("persistbench_score", "model=omniscient")):
+                            ("worldmembench_score", "model=omniscient, case=human_single_person_000"),
+                            ("persistbench_score", "model=omniscient, sequence=static_000")):
         assert "gpu=1" in jobs(dry, rule)[wildcards].split("Shell command")[0], (rule, wildcards)
     fetch = jobs(dry, "prefetch_perception")
     assert list(fetch) == [f"slug=openai__clip-vit-large-patch14@{REVISION}"]
     assert f"--id {CLIP_ID} --revision {REVISION}" in next(iter(fetch.values()))
     perceive = jobs(dry, "worldmembench_perceive")
-    aesthetic = perceive["model=example, capability=aesthetic_quality"]
-    assert "gpu=1" in aesthetic and "mem_mb=16000" in aesthetic and "runtime=60" in aesthetic
-    assert "export HF_HUB_OFFLINE=1" in aesthetic and "--backend laion-aesthetic" in aesthetic
-    assert f'"model": "{PREFETCHED}"' in aesthetic and f'"head": "{HEAD}"' in aesthetic
-    assert "gpu=0" in perceive["model=example, capability=tracking"]  # the no-weights estimators stay on the CPU
-    faces = perceive["model=example, capability=faces"]  # ArcFace on the CPU, from the two files
-    assert "gpu=0" in faces and "--backend arcface" in faces
-    assert f'"detector": "{FACE_MODELS[0]}"' in faces and f'"recognizer": "{FACE_MODELS[1]}"' in faces
-    judge = perceive["model=example, capability=judge"]  # a client of the server that holds the VLM
-    assert "gpu=0" in judge and "runtime=240" in judge and "--backend openai-compatible" in judge
-    assert '"url": "http://localhost:8000/v1"' in judge
-    pb_judge = jobs(dry, "persistbench_perceive")["model=omniscient.replay, capability=judge"]
-    assert "--estimates results/persistbench/perception/omniscient.replay" in pb_judge  # the tracker's masks
-    pb_score = jobs(dry, "persistbench_score")["model=omniscient"]
+    assert len(perceive) == 260 * 5  # the example and the four replays, each case once
+    human = perceive["model=example, case=human_single_person_000"]
+    # tracking, camera, faces, imaging and aesthetic quality read a human case, one after another
+    assert "gpu=1" in human and "mem_mb=16000" in human and f"runtime={15 + 15 + 20 + 15 + 10}" in human
+    assert "export HF_HUB_OFFLINE=1" in human and "python -m worldmemory.common.gpu_slot 1 " in human
+    estimators = estimators_of(human)
+    assert {c for c, e in estimators.items() if not e.get("skip")} == {
+        "tracking", "camera", "faces", "imaging_quality", "aesthetic_quality"}
+    aesthetic = estimators["aesthetic_quality"]
+    assert aesthetic["backend"] == "laion-aesthetic"
+    assert aesthetic["options"]["model"] == PREFETCHED and aesthetic["options"]["head"] == HEAD
+    assert estimators["tracking"]["backend"] == "optical-flow"  # the no-weights estimators ride along
+    faces = estimators["faces"]  # ArcFace on the CPU, from the two files
+    assert faces["options"]["detector"] == FACE_MODELS[0] and faces["options"]["recognizer"] == FACE_MODELS[1]
+    assert estimators["judge"] == {"backend": "openai-compatible", "skip": True}  # nothing to judge in a human case
+    dynamic = perceive["model=example, case=dynamic_000"]  # a client of the server that holds the VLM
+    assert "gpu=0" in dynamic and "runtime=10" in dynamic
+    judge = estimators_of(dynamic)["judge"]
+    assert judge["backend"] == "openai-compatible" and judge["options"]["url"] == "http://localhost:8000/v1"
+    replay = estimators_of(perceive["model=omniscient.replay, case=human_single_person_000"])
+    assert replay["aesthetic_quality"].get("skip")  # General Video Quality has no oracle to agree with
+    pb_perceive = jobs(dry, "persistbench_perceive")["model=omniscient.replay, sequence=static_000"]
+    assert set(estimators_of(pb_perceive)) == {"tracking", "judge"}  # the judge reads the same job's masks
+    pb_score = jobs(dry, "persistbench_score")["model=omniscient, sequence=static_000"]
     assert f"--features clip --features-model {PREFETCHED} --device cuda" in pb_score  # fetched once, shared
 
 

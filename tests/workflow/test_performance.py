@@ -28,6 +28,18 @@ def test_rows_totals_and_the_readme_section(tmp_path):
     assert readme.read_text() == f"# T\n\nbefore\n{MARKERS[0]}\n{table}{MARKERS[1]}\nafter\n"
 
 
+def test_per_case_jobs_read_as_one_row_per_directory(tmp_path):
+    root = tmp_path / "benchmarks"
+    write(root / "study" / "tables.tsv", (1.0, 10.0, 0.5))
+    write(root / "study" / "rollout" / "m" / "case_a.tsv", (2.0, 30.0, 1.0))
+    write(root / "study" / "rollout" / "m" / "case_b.tsv", (3.0, 20.0, 2.0))
+    write(root / "study" / "cases" / "case_a.tsv", (0.5, 5.0, 0.25))
+    table = markdown(read_benchmarks(root))
+    assert "| `study/rollout/m (2 jobs)` | 5.0 | 3.0 | 30 |" in table
+    assert "| `study/cases (1 job)` | 0.5 | 0.2 | 5 |" in table and "| `study/tables` | 1.0 | 0.5 | 10 |" in table
+    assert table.splitlines()[-1] == "| all 4 jobs (one after another) | 6.5 | 3.8 | 30 (largest) |"
+
+
 def test_missing_markers_or_benchmarks_are_named():
     with pytest.raises(ValueError, match="performance:begin"):
         replace_section("no markers here", "| t |\n")

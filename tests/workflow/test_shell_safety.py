@@ -8,6 +8,7 @@ one shell word.
 """
 
 import ast
+import os
 import re
 import shlex
 import string
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from worldmemory.worldmembench.cases import write_embedded_case
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "tests" / "config"
@@ -68,6 +70,10 @@ def hostile_config(tmp_path: Path) -> dict:
         dirs[key] = tmp_path / f"{key} {HOSTILE}"
         dirs[key].mkdir()
     (dirs["dinov2"] / "config.json").write_text("{}")  # a local model directory
+    # one case and one 360-degree video: the workflow lists them to plan a job per case
+    write_embedded_case(dirs["cases"] / "human_000", "human_000", "human", None, 64, 48, ["LRLR"])
+    (dirs["videos"] / "clip_a").mkdir()
+    (dirs["videos"] / "clip_a" / "video.json").write_text('{"kind": "static", "target": 1}')
     config["dinov2"] = str(dirs["dinov2"])
     config["worldmembench"]["cases"]["source"] = str(dirs["cases"])
     config["worldmembench"]["features"] = "dinov2"
@@ -88,7 +94,7 @@ def test_hostile_values_reach_the_shell_as_one_word(tmp_path, snakemake):
     workdir = tmp_path / f"work {HOSTILE}"
     workdir.mkdir()
     printed = snakemake(workdir, path, "-n", "-p", "results/table2.csv", "results/persistbench/table1.csv").stdout
-    values = [config["dinov2"], config["worldmembench"]["cases"]["source"],
+    values = [config["dinov2"], os.path.join(config["worldmembench"]["cases"]["source"], "human_000"),
               config["persistbench"]["sequences"]["source"],
               config["worldmembench"]["models"]["external"]["command"],
               config["persistbench"]["models"]["external"]["command"]]

@@ -24,6 +24,7 @@ MEMORY = ["human_appearance", "object_appearance", "object_geometry", "env_visib
 ESTIMATED = ["imaging_quality", "human_appearance", "object_appearance", "object_geometry", "env_visible", "rpe_rot"]
 AGREEING = ESTIMATED[1:]  # General Video Quality has no oracle: not in the agreement table
 AGREEMENT = "results/worldmembench/perception_agreement.csv"
+CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
 # every table and figure of the targets: the two runs are WorldMemBench's determinism test too
 TABLES = ["results/table2.csv", "results/worldmembench/table5.csv",
@@ -154,9 +155,9 @@ def test_an_external_model_runs_through_its_command_template(variants):
     lingbot = side.set_index("metric").loc["dyn_overall"]
     assert (lingbot["model"], lingbot["run"], lingbot["paper"]) == ("LingBot-World", "still", 0.808)
     assert lingbot["note"].startswith("ours NaN")
-    manifest = (variants / "results" / "worldmembench" / "rollouts" / "still" / "manifest.json")
+    manifest = (variants / "results" / "worldmembench" / "rollouts" / "still" / "human_000" / "rollouts.json")
     assert '"ground_truth": false' in manifest.read_text()
-    masks = variants / "results" / "worldmembench" / "perception" / "still" / "tracking.npz"
+    masks = variants / "results" / "worldmembench" / "perception" / "still" / "human_000" / "tracking.npz"
     assert masks.stat().st_size > 0  # perception is a cached target of its own
 
 
@@ -187,6 +188,8 @@ def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(run):
 
 
 def test_rollout_resources_follow_the_model(tmp_path, snakemake):
+    """Each (model, case) rollout job asks for its model's resources and gets its trajectory
+    parameters; a model entry without its command stops the run before any job."""
     config = yaml.safe_load(TINY.read_text())
     config["worldmembench"]["models"] = {
         "big": {"kind": "external", "gpu": 1, "mem_mb": 64000, "runtime": 240,
@@ -196,11 +199,17 @@ def test_rollout_resources_follow_the_model(tmp_path, snakemake):
     path = tmp_path / "gpu.yaml"
     path.write_text(yaml.safe_dump(config))
     out = snakemake(tmp_path, path, "-n", "-p", "results/table2.csv").stdout
-    jobs = {block.split("wildcards: model=")[1].split()[0]: block
-            for block in out.split("rule worldmembench_rollout:")[1:]}
-    assert "gpu=1" in jobs["big"] and "mem_mb=64000" in jobs["big"] and "runtime=240" in jobs["big"]
-    assert '"n_frames": 493' in jobs["big"] and "--command 'run-my-model --request {request}'" in jobs["big"]
-    assert "gpu=0" in jobs["omniscient"] and '"n_frames": 161' in jobs["omniscient"]
+    blocks = out.split("rule worldmembench_rollout:")[1:]
+    jobs = {block.split("wildcards: ")[1].split("\n")[0]: block for block in blocks}
+    assert len(jobs) == 2 * 4  # two models, four cases
+    for case in ("human_000", "object_000", "environment_000", "dynamic_000"):
+        big, omniscient = jobs[f"model=big, case={case}"], jobs[f"model=omniscient, case={case}"]
+        assert "gpu=1" in big and "mem_mb=64000" in big and "runtime=240" in big
+        assert '"n_frames": 493' in big and "--command 'run-my-model --request {request}'" in big
+        assert f"--store results/worldmembench/rollout_store/big/{case}" in big  # external: made in the store
+        assert f"python -m worldmemory.common.gpu_slot 1 python -m worldmemory.worldmembench.rollout --case " \
+               f"results/worldmembench/cases/{case} " in big
+        assert "gpu=0" in omniscient and '"n_frames": 161' in omniscient and "--store" not in omniscient
     bad = tmp_path / "bad.yaml"
     config["worldmembench"]["models"]["big"].pop("command")
     bad.write_text(yaml.safe_dump(config))
@@ -232,35 +241,35 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     assert table.loc["amnesic", "env_visible"] < 0.999
     appearance = table[["human_appearance", "object_appearance"]].to_numpy()
     assert ((appearance > 0) & (appearance <= 1)).all()
-    log = (tmp_path / "results" / "logs" / "worldmembench" / "score_omniscient_static.log").read_text()
+    log = (tmp_path / "results" / "logs" / "worldmembench" / "scores" / "omniscient" / "human_000.log").read_text()
     assert "[score static]" in log
     cuda = tmp_path / "cuda.yaml"
     cuda.write_text(yaml.safe_dump({**config, "device": "cuda"}))
     dry = snakemake(tmp_path, cuda, "-n", "-p", "--forceall", "results/table2.csv").stdout
-    scores = {block.split("family=")[1].split()[0].rstrip(","): block.split("Shell command")[0]
+    scores = {block.split("case=")[1].split()[0]: block.split("Shell command")[0]
               for block in dry.split("rule worldmembench_score:")[1:]}
-    assert "gpu=1" in scores["static"]  # only Static Memory reads DINOv2 features
-    assert "gpu=0" in scores["camera"] and "gpu=0" in scores["quality"]
+    assert "gpu=1" in scores["human_000"]  # only Static Memory reads DINOv2 features ...
+    assert "gpu=0" in scores["dynamic_000"]  # ... and nothing of a dynamic case
     assert "--features dinov2 --features-model resources/models/dinov2 --device cuda" in dry
 
 
 def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run):
     """results/benchmarks/ holds one record per job of the run (wall time, CPU, memory), which
     worldmemory.workflow.performance turns into the README's table."""
-    from worldmemory.workflow.performance import markdown, read_benchmarks
+    from worldmemory.workflow.performance import markdown, per_directory, read_benchmarks
 
     rows = read_benchmarks(run / "results" / "benchmarks")
-    models = ["amnesic", "camera-error", "drifting", "omniscient"]
-    replays = {r["job"] for r in rows if ".replay" in r["job"]} | {"worldmembench/agreement"}
-    assert len(replays) == 1 + 4 * (1 + 2 + 3)  # per model: its replay, two perceptions, three scores
-    assert [r["job"] for r in rows if r["job"] not in replays] == sorted(
-        ["worldmembench/cases", "worldmembench/qualification", "worldmembench/revisits", "worldmembench/table2",
-         *(f"worldmembench/rollout_{m}" for m in models),
-         *(f"worldmembench/score_{m}_{f}" for m in models for f in ("camera", "dynamic", "quality", "static"))])
+    runs = [f"{m}{replay}" for m in ("amnesic", "camera-error", "drifting", "omniscient") for replay in ("", ".replay")]
+    # one job per case (four) of each stage and run, perception for the replays only
+    expected = {"worldmembench/cases (4 jobs)", "worldmembench/agreement", "worldmembench/qualification",
+                "worldmembench/revisits", "worldmembench/table2",
+                *(f"worldmembench/{stage}/{r} (4 jobs)" for stage in ("rollout", "score") for r in runs),
+                *(f"worldmembench/perceive/{r} (4 jobs)" for r in runs if r.endswith(".replay"))}
+    assert {r["job"] for r in per_directory(rows)} == expected
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
     # memory is sampled while a job runs: a sub-second job may end before the first sample
     assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
-    assert "| all 49 jobs (one after another) |" in markdown(rows)
+    assert "| all 88 jobs (one after another) |" in markdown(rows)
 
 
 # -- reliability of reruns ---------------------------------------------------------------------------
@@ -270,15 +279,16 @@ def run_sh(workdir: Path, *args) -> list[str]:
             *args, *TARGETS, "--configfile", str(TINY)]
 
 
-def finished_rollouts(workdir: Path) -> set[str]:
-    """Models whose rollout job Snakemake recorded as finished: it has metadata for the output
-    and no incomplete marker (both keyed by the base64 of the output path)."""
+def finished_rollouts(workdir: Path) -> set[tuple[str, str]]:
+    """(model, case) of the rollout jobs Snakemake recorded as finished: it has metadata for the
+    output and no incomplete marker (both keyed by the base64 of the output path)."""
     state = workdir / ".snakemake"
     done = set()
     for model in ("omniscient", "amnesic", "drifting", "camera-error"):
-        key = base64.urlsafe_b64encode(f"results/worldmembench/rollouts/{model}".encode()).decode()
-        if (state / "metadata" / key).exists() and not (state / "incomplete" / key).exists():
-            done.add(model)
+        for case in CASES:
+            key = base64.urlsafe_b64encode(f"results/worldmembench/rollouts/{model}/{case}".encode()).decode()
+            if (state / "metadata" / key).exists() and not (state / "incomplete" / key).exists():
+                done.add((model, case))
     return done
 
 
@@ -300,7 +310,7 @@ def test_a_killed_run_resumes_and_ends_byte_identical(tmp_path, run, job_counts)
     second = subprocess.run(run_sh(killed), capture_output=True, text=True)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "resuming" in second.stderr
-    assert job_counts(second.stderr)["worldmembench_rollout"] == 4 - len(done)
+    assert job_counts(second.stderr)["worldmembench_rollout"] == 4 * len(CASES) - len(done)
     for table in TABLES:
         assert (killed / table).read_bytes() == (run / table).read_bytes(), table
 
@@ -313,8 +323,8 @@ def test_changing_one_model_reruns_only_its_jobs_and_the_tables(tmp_path, run, s
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     dry = snakemake(run, changed, "-n", *TARGETS)
-    assert job_counts(dry.stdout) == {"worldmembench_rollout": 1, "worldmembench_score": 4,
+    assert job_counts(dry.stdout) == {"worldmembench_rollout": 4, "worldmembench_score": 4, "worldmembench_scores": 1,
                                       "worldmembench_table2": 1, "worldmembench_revisits": 1,
                                       "worldmembench_qualification": 1}
-    assert "wildcards: model=drifting" in dry.stdout
+    assert "wildcards: model=drifting, case=human_000" in dry.stdout
     assert "wildcards: model=amnesic" not in dry.stdout

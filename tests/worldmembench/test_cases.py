@@ -14,7 +14,7 @@ from worldmemory.common.ids import ID_PATTERN
 from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
-from worldmemory.worlds.raycaster import CATEGORIES, MECHANISMS, World, clearance, generate_world, render
+from worldmemory.worlds.raycaster import CATEGORIES, FAMILIES, MECHANISMS, World, clearance, generate_world, render
 
 W, H = 64, 48
 TRAJECTORIES = {"human": ["LRLR"], "object": ["translation", "LRLRLR"], "environment": ["LRUD"],
@@ -260,12 +260,49 @@ def test_per_category_is_deterministic(per_category, tmp_path):
             assert path.read_bytes() == (out / path.relative_to(tmp_path)).read_bytes(), path
 
 
-def test_per_category_count_reaches_the_cli(tmp_path):
-    cases.main(["--out", str(tmp_path), "--per-family", "1", "--per-category", "2", "--width", str(W),
-                "--height", str(H), "--trajectories", json.dumps(TRAJECTORIES)])
-    names = {p.name for p in tmp_path.iterdir()}
-    assert {"dynamic_melt_000", "dynamic_melt_001", "object_furniture_001"} <= names
-    assert len(names) == len(DEFAULT_CASES) + 2 * sum(map(len, CATEGORIES.values()))
+def test_the_plan_names_every_case_before_any_is_rendered():
+    """The workflow plans one job per case from embedded_plan: counts per family (one number or a
+    mapping, as config/paper.yaml's 60 / 70 / 70 / 60 split), per category beside them; a case's
+    id alone decides its content, so adding cases keeps every other id."""
+    plan = cases.embedded_plan(1, 2)
+    ids = [case_id for case_id, _, _ in plan]
+    assert {"dynamic_melt_000", "dynamic_melt_001", "object_furniture_001"} <= set(ids)
+    assert len(ids) == len(set(ids)) == len(DEFAULT_CASES) + 2 * sum(map(len, CATEGORIES.values()))
+    assert ("object_tabletop_001", "object", "tabletop") in plan and ("human_000", "human", None) in plan
+    paper = cases.embedded_plan({"object": 2, "environment": 1, "dynamic": 4},
+                                {"human": 30, "object": 17, "environment": 23, "dynamic": 8})
+    by_family = {f: sum(1 for _, family, _ in paper if family == f) for f in FAMILIES}
+    assert by_family == {"human": 60, "object": 70, "environment": 70, "dynamic": 60}
+    assert set(ids) <= {case_id for case_id, _, _ in cases.embedded_plan(3, 2)}
+    with pytest.raises(ValueError, match="per_family: unknown families animal"):
+        cases.embedded_plan({"animal": 1})
+    with pytest.raises(ValueError, match="per_category: counts must be integers >= 0"):
+        cases.embedded_plan(1, {"human": -1})
+
+
+def test_the_cli_writes_one_case_as_the_library_does(tmp_path):
+    cases.main(["--out", str(tmp_path / "cli" / "dynamic_melt_001"), "--case", "dynamic_melt_001", "--family",
+                "dynamic", "--category", "melt", "--width", str(W), "--height", str(H),
+                "--trajectories", json.dumps(TRAJECTORIES["dynamic"])])
+    cases.write_embedded_case(tmp_path / "lib", "dynamic_melt_001", "dynamic", "melt", W, H, TRAJECTORIES["dynamic"])
+    written = sorted(p.relative_to(tmp_path / "lib") for p in (tmp_path / "lib").rglob("*") if p.is_file())
+    cli = tmp_path / "cli" / "dynamic_melt_001"
+    assert written and all((cli / f).read_bytes() == (tmp_path / "lib" / f).read_bytes() for f in written)
+    assert cases.load_case(tmp_path / "lib")["category"] == "melt"
+
+
+def test_a_user_case_directory_is_named_by_its_case(tmp_path):
+    """The workflow names every result of a user's case by its directory: a directory whose
+    case.json says another id, or that is no valid id, stops the run naming both."""
+    out = tmp_path / "user"
+    cases.write_embedded_case(out / "mine", "human_000", "human", None, W, H, TRAJECTORIES["human"])
+    with pytest.raises(ValueError, match="id 'human_000' differs from its directory's name 'mine'"):
+        cases.user_cases(out)
+    (out / "mine").rename(out / "human_000")
+    assert list(cases.user_cases(out)) == ["human_000"]
+    (out / "human_000").rename(out / "-x")
+    with pytest.raises(ValueError, match="case id '-x' is not a valid id"):
+        cases.user_cases(out)
 
 
 def test_every_mechanism_has_its_event_texts_and_eight_questions():

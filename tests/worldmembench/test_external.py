@@ -19,7 +19,7 @@ from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.registry import not_configured
 from worldmemory.worldmembench import external
 from worldmemory.worldmembench import trajectories as tj
-from worldmemory.worldmembench.cases import load_case, write_embedded_cases
+from worldmemory.worldmembench.cases import load_case, write_embedded_case, write_embedded_cases
 from worldmemory.worldmembench.rollout import main, write_rollouts
 from worldmemory.worldmembench.score import score_families
 from worldmemory.worldmembench.tables import table2, table2_reasons
@@ -134,10 +134,10 @@ def test_the_cli_kills_a_model_past_its_time_and_keeps_its_log(tmp_path, cases_d
     copy outlives the rollout directory, which Snakemake deletes when the job fails."""
     start = time.monotonic()
     with pytest.raises(RuntimeError) as e:
-        main(["--cases", str(cases_dir), "--model", "slow", "--kind", "external",
+        main(["--case", str(cases_dir / "dynamic_000"), "--model", "slow", "--kind", "external",
               "--command", "echo loading weights; sleep 30; true {video}",
               "--trajectory-params", json.dumps(PARAMS), "--timeout-minutes", "0.02",
-              "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "slow")])
+              "--log-dir", str(tmp_path / "logs"), "--out", str(tmp_path / "slow" / "dynamic_000")])
     assert time.monotonic() - start < 10
     copy = tmp_path / "logs" / "dynamic_000" / "LR-Hold.log"
     assert str(e.value).startswith("external model on dynamic_000/LR-Hold: `echo loading weights")
@@ -154,10 +154,51 @@ def test_the_cli_kills_a_model_past_its_time_and_keeps_its_log(tmp_path, cases_d
 def test_the_cli_refuses_a_bad_template_or_time_limit_up_front(tmp_path, cases_dir, capsys, args,
                                                                message):
     with pytest.raises(SystemExit) as e:
-        main(["--cases", str(cases_dir), "--model", "m", "--kind", "external", *args,
-              "--out", str(tmp_path / "m")])
+        main(["--case", str(cases_dir / "human_000"), "--model", "m", "--kind", "external", *args,
+              "--out", str(tmp_path / "m" / "human_000")])
     assert e.value.code == 2 and re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "m").exists()
+
+
+def test_a_failed_rollout_costs_only_itself_the_store_keeps_the_others(tmp_path, monkeypatch):
+    """A model that fails on one trajectory of a case: rerun, the case's job links the rollouts
+    that had finished from the store (common.rollout_store) instead of running the model on them
+    again, and runs it only where it failed; a changed command (another identity) runs it again
+    everywhere. Snakemake deletes the failed job's output in between, as the rule's would be."""
+    case_dir = write_embedded_case(tmp_path / "cases" / "object_000", "object_000", "object", None, 64, 48,
+                                   ["LRLR", "LRUD", "translation"], PARAMS)
+    calls, fixed = tmp_path / "calls.txt", tmp_path / "fixed"
+    monkeypatch.setenv("CALLS", str(calls))
+    monkeypatch.setenv("FIXED", str(fixed))
+    flaky = ('echo {trajectory_name} >> "$CALLS"; if [ {trajectory_name} = LRUD ] && [ ! -e "$FIXED" ]; '
+             'then echo CUDA out of memory; exit 1; fi; ' + STILL)
+    out, store = tmp_path / "rollouts" / "flaky" / "object_000", tmp_path / "store" / "flaky" / "object_000"
+
+    def run(command):
+        main(["--case", str(case_dir), "--model", "flaky", "--kind", "external", "--command", command,
+              "--trajectory-params", json.dumps(PARAMS), "--store", str(store), "--out", str(out)])
+
+    with pytest.raises(RuntimeError, match="object_000/LRUD.*exited with status 1"):
+        run(flaky)
+    shutil.rmtree(out)  # what Snakemake does with a failed job's output
+    assert calls.read_text().split() == ["LRLR", "LRUD"]
+    fixed.touch()
+    run(flaky)
+    assert calls.read_text().split() == ["LRLR", "LRUD", "LRUD", "translation"]  # LRLR was not made again
+    manifest = json.loads((out / "rollouts.json").read_text())
+    assert [r["trajectory"] for r in manifest["rollouts"]] == ["LRLR", "LRUD", "translation"]
+    for entry in manifest["rollouts"]:
+        video = out.parent / entry["video"]
+        assert video.samefile(store / entry["trajectory"] / video.name)  # a link, not a copy
+        assert json.loads((out.parent / entry["cost"]).read_text())["wall_s"] > 0
+    first = (out / "LRLR" / "video.mp4").stat().st_ino
+    shutil.rmtree(out)
+    run(flaky)  # a rerun with nothing failed (a forced rerun, a changed rule) makes nothing again
+    assert calls.read_text().split() == ["LRLR", "LRUD", "LRUD", "translation"]
+    assert (out / "LRLR" / "video.mp4").stat().st_ino == first
+    shutil.rmtree(out)
+    run("true && " + STILL)  # another command: another identity, every rollout made again
+    assert len(list(store.glob("*/finished.json"))) == 3 and (out / "LRLR" / "video.mp4").stat().st_ino != first
 
 
 def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from worldmemory.common import rollout_index
 from worldmemory.common.geometry import rotation_angle
 from worldmemory.common.video import read_video
 from worldmemory.worldmembench import cases, rollout
@@ -194,9 +195,14 @@ def case_dir(tmp_path_factory):
 
 
 def cli(case_dir, out, model="amnesic", *extra):
-    rollout.main(["--cases", str(case_dir), "--model", model, "--kind", "reference",
-                  "--params", '{"min_pixels": 20}', "--trajectory-params", json.dumps(TINY),
-                  "--width", str(W), "--height", str(H), "--out", str(out), *extra])
+    """The rollout CLI on every case, one call per case as the rule makes them, then the model's
+    manifest (common.rollout_index, rule worldmembench_rollouts)."""
+    ids = sorted(p.name for p in case_dir.iterdir())
+    for case in ids:
+        rollout.main(["--case", str(case_dir / case), "--model", model, "--kind", "reference",
+                      "--params", '{"min_pixels": 20}', "--trajectory-params", json.dumps(TINY),
+                      "--width", str(W), "--height", str(H), "--out", str(out / case), *extra])
+    rollout_index.main(["--model-dir", str(out), "--units", *ids])
 
 
 def test_cli_writes_videos_truth_and_manifest(case_dir, tmp_path, capsys):
@@ -230,11 +236,12 @@ def test_cli_writes_videos_truth_and_manifest(case_dir, tmp_path, capsys):
 
 
 def test_cli_output_is_deterministic(case_dir, tmp_path):
+    """Equal inputs, equal files: every one but the timed cost sidecars (cost.json, costs.csv)."""
     cli(case_dir, tmp_path / "a")
     cli(case_dir, tmp_path / "b")
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*")
-                   if p.is_file())
-    assert len(files) == 1 + 4 * 3
+                   if p.is_file() and p.name not in ("cost.json", "costs.csv"))
+    assert len(files) == 1 + 4 * (1 + 3)  # the model's manifest, each case's and its video, truth, trajectory
     for rel in files:
         a, b = tmp_path / "a" / rel, tmp_path / "b" / rel
         if rel.suffix == ".mkv":  # Matroska stores random segment ids: compare the decoded frames
@@ -245,7 +252,7 @@ def test_cli_output_is_deterministic(case_dir, tmp_path):
 
 def test_cli_errors_are_clear(case_dir, tmp_path, capsys):
     with pytest.raises(SystemExit):
-        cli(case_dir, tmp_path, "perfect")
+        cli(case_dir, tmp_path / "x", "perfect")
     assert "valid: omniscient, amnesic, drifting, camera_error" in capsys.readouterr().err
     with pytest.raises(ValueError, match="--kind external needs --command"):
         rollout.write_rollouts(case_dir, "some-model", "external", {}, TINY, tmp_path)

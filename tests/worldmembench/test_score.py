@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from worldmemory.common.geometry import pose, rot_y
+from worldmemory.common.rollout_index import write_unit_manifest
 from worldmemory.common.video import write_video
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.features import feature_backend
@@ -27,6 +28,7 @@ from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench import score as sc
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, write_embedded_cases
+from worldmemory.worldmembench.gather import gather
 from worldmemory.worldmembench.reference_models import scale_rotation
 from worldmemory.worldmembench.tables import read_scores
 from worldmemory.worlds import raycaster as wd
@@ -55,7 +57,8 @@ def omniscient(world, traj, frame):
 
 
 def write_rollouts(root: Path, cases_dir: Path, specs, model="test-model", ground_truth=True):
-    """Write a rollout directory; specs are (case id, trajectory, world_at(world, traj, frame))."""
+    """Write a model's rollout directory (its manifest.json and each case's rollouts.json); specs
+    are (case id, trajectory, world_at(world, traj, frame))."""
     root.mkdir(parents=True)
     rollouts = []
     for case_id, name, world_at in specs:
@@ -83,6 +86,8 @@ def write_rollouts(root: Path, cases_dir: Path, specs, model="test-model", groun
     manifest = {"model": model, "kind": "reference", "ground_truth": ground_truth, "params": {},
                 "rollouts": rollouts}
     (root / "manifest.json").write_text(json.dumps(manifest))
+    for case_id in {r["case"] for r in rollouts}:  # each case's own manifest, as its rollout job writes it
+        write_unit_manifest(root / case_id, {**manifest, "rollouts": [r for r in rollouts if r["case"] == case_id]})
     return root
 
 
@@ -328,22 +333,33 @@ def test_a_target_that_never_leaves_view_has_no_departure_evidence(tmp_path, cas
     assert list(values(scores, "departed", target.target)["value"]) == [0.0, 0.0]
 
 
-def test_cli_writes_a_byte_stable_csv_that_reads_back(tmp_path, cases_dir):
-    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "LRLR", omniscient)])
-    runs = {run: [tmp_path / run / f"{family}.csv" for family in sc.FAMILIES] for run in ("a", "b")}
-    for outs in runs.values():
-        for family, out in zip(sc.FAMILIES, outs):
-            subprocess.run([sys.executable, "-m", "worldmemory.worldmembench.score", "--cases",
-                            str(cases_dir), "--rollouts", str(root), "--family", family, "--out", str(out)],
+def test_the_case_cli_writes_byte_stable_csvs_that_join_into_the_models_scores(tmp_path, cases_dir):
+    """A case's score job (the CLI, run twice) writes byte-identical files for every family, and
+    its files joined per family (gather.py, as rule worldmembench_scores does) read back as the
+    library's scores of the whole model."""
+    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("object_000", "LRLR", omniscient),
+                                                              ("human_000", "LRLR", omniscient)])
+    runs = {run: tmp_path / run for run in ("a", "b")}
+    for out in runs.values():
+        for case in ("human_000", "object_000"):
+            subprocess.run([sys.executable, "-m", "worldmemory.worldmembench.score", "--case", str(cases_dir / case),
+                            "--rollouts", str(root / case), "--out", str(out / "cases" / case)],
                            check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
-    for a, b in zip(runs["a"], runs["b"]):
-        assert a.read_bytes() == b.read_bytes(), a.name
-    back = read_scores(runs["a"])  # the families of one model, as the tables read them
+    for case in ("human_000", "object_000"):
+        for family in sc.FAMILIES:
+            a, b = (out / "cases" / case / f"{family}.csv" for out in runs.values())
+            assert a.read_bytes() == b.read_bytes(), (case, family)
+    gather(runs["a"], ["human_000", "object_000"])
+    back = read_scores([runs["a"] / f"{family}.csv" for family in sc.FAMILIES])  # as the tables read them
     direct = sc.score_families(cases_dir, root, ColourGradientPatches())
-    pd.testing.assert_frame_equal(back[["metric", "target", "revisit", "valid", "reason"]],
-                                  direct[["metric", "target", "revisit", "valid", "reason"]],
+    assert len(back) == len(direct) > 0
+    pd.testing.assert_frame_equal(back[["case", "metric", "target", "revisit", "valid", "reason"]],
+                                  direct[["case", "metric", "target", "revisit", "valid", "reason"]],
                                   check_dtype=False)
     np.testing.assert_allclose(back["value"], direct["value"], rtol=1e-9)
+    info = json.loads((runs["a"] / "static.json").read_text())
+    assert (info["family"], info["features"]) == ("static", "patch-colour-gradient-descriptor")
+    assert info["perception"] == {"tracking": "oracle", "faces": "oracle", "camera": "oracle", "depth": "oracle"}
 
 
 def test_estimated_depth_reads_as_the_oracle_and_relative_depth_leaves_reconstruction_nan(tmp_path, cases_dir):

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from worldmemory.common.usage import GroupMonitor, group_pids
 from worldmemory.common.video import video_shape
 from worldmemory.external.template import check_template, render
 
@@ -52,9 +53,10 @@ class TimeLimit:
 
 def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[str, ...],
               time_limit: TimeLimit | None = None, log_copy: Path | None = None,
-              output: str = "video", who: str = "external model") -> Path:
+              output: str = "video", who: str = "external model", usage: dict | None = None) -> Path:
     """Run the command for one request; its output goes to ``log_path``. Returns the path of
     what it must write, ``request[output]``: a world model's video, an external estimator's file.
+    ``usage``, if given, receives the command's wall time and peak memory (common.usage).
 
     ``request`` holds a value for every placeholder, ``output`` and "label" (the rollout's name in
     messages). The log is copied to ``log_copy`` (if given) however the command ends. Raises
@@ -70,7 +72,7 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
         log.write(f"$ {command}\n")
         log.flush()
         try:
-            status = _run(command, log, time_limit.left() if time_limit else None)
+            status = _run(command, log, time_limit.left() if time_limit else None, usage)
         except (_Stopped, KeyboardInterrupt) as e:
             status = e
         ended = ("killed: the time limit ran out" if status is None else
@@ -134,12 +136,14 @@ class _Stopped(BaseException):
     """The job was sent SIGTERM while a command ran."""
 
 
-def _run(command: str, log, timeout: float | None) -> int | None:
+def _run(command: str, log, timeout: float | None, usage: dict | None = None) -> int | None:
     """The command's exit status, or None if it outlived ``timeout`` seconds (then its process
-    group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too."""
+    group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too. ``usage``
+    receives what the group used while it ran."""
     with _sigterm_raises():
         proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
+        monitor = GroupMonitor(proc.pid)
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -148,6 +152,10 @@ def _run(command: str, log, timeout: float | None) -> int | None:
         except BaseException:
             _kill_group(proc)
             raise
+        finally:
+            measured = monitor.stop()
+            if usage is not None:
+                usage.update(measured.to_json())
 
 
 @contextlib.contextmanager
@@ -196,18 +204,10 @@ def _group_ends(proc: subprocess.Popen, seconds: float) -> bool:
 def group_alive(pgid: int) -> bool:
     """Whether a process of group ``pgid`` still runs. Zombies do not count: an orphan's zombie
     waits for PID 1, which in a container may never reap it."""
-    proc_dir = Path("/proc")
-    if not (proc_dir / "self" / "stat").is_file():
+    if not Path("/proc/self/stat").is_file():
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
             return False
         return True
-    for stat in proc_dir.glob("[0-9]*/stat"):
-        try:
-            state, _, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
-        except (OSError, IndexError):
-            continue
-        if int(pgrp) == pgid and state not in "ZX":
-            return True
-    return False
+    return bool(group_pids(pgid))

@@ -81,6 +81,7 @@ from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.linalg import spsolve
 
 from worldmemory.common.geometry import pose
+from worldmemory.perception.opencv_rng import reset_opencv_rng
 
 # ---------------------------------------------------------------------------------------------
 # Small SO(3) helpers (OpenCV's Rodrigues for the exponential and logarithm maps)
@@ -511,6 +512,7 @@ class FeatureMatchingCamera:
 
     def estimate_with_diagnostics(self, frames, K) -> tuple[np.ndarray, Diagnostics]:
         """``estimate`` and what it decided on the way (model, flagged pairs, loop closures)."""
+        reset_opencv_rng()
         frames, K = _checked(frames, K)
         T = len(frames)
         diag = Diagnostics()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 PREFETCH_ROOT = "resources/models/perception"
 # options naming a file a backend reads: inputs of its jobs, checked before any runs
 FILE_OPTIONS = ("head", "detector", "recognizer")
-RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 60}  # a perception job's defaults
+RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 15}  # an estimator's defaults (runtime: minutes per case)
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -1,9 +1,10 @@
-"""Estimates on disk: one file per model and capability, so that scoring never reruns an estimator.
+"""Estimates on disk: one file per model, case and capability, so that scoring never reruns an estimator.
 
-A perception job runs one backend over every video of a model and writes
-``results/<study>/perception/<model>/<capability>.npz``: for each video (its key, e.g.
-``case/trajectory`` or ``sequence``) the arrays the backend produced (``<key>/<field>``), and
-the backend's name (``__backend__``). Byte-stable (common.npz): equal estimates, equal bytes.
+A perception job runs the configured backends over the videos of one case (or sequence) of a
+model and writes ``results/<study>/perception/<model>/<case>/<capability>.npz``: for each video
+(its key, e.g. ``case/trajectory`` or ``sequence``) the arrays the backend produced
+(``<key>/<field>``), and the backend's name (``__backend__``). Byte-stable (common.npz): equal
+estimates, equal bytes. ``load_model_estimates`` reads a capability over every case of a model.
 """
 
 from __future__ import annotations
@@ -58,6 +59,20 @@ def load_estimates(path) -> Estimates:
         arrays = {name: npz[name] for name in npz.files}
     backend = str(arrays.pop(BACKEND_KEY))
     return Estimates(backend, arrays, path)
+
+
+def load_model_estimates(model_dir, capability: str) -> Estimates | None:
+    """A model's estimates of ``capability`` over all its cases (``model_dir``/<case>/<capability>.npz,
+    merged); None when it has none (the capability has no backend)."""
+    files = sorted(Path(model_dir).glob(f"*/{capability}.npz"))
+    if not files:
+        return None
+    parts = [load_estimates(f) for f in files]
+    backends = {part.backend for part in parts}
+    if len(backends) > 1:
+        raise ValueError(f"{model_dir}: {capability} estimates of several backends ({', '.join(sorted(backends))}); "
+                         "rebuild them")
+    return Estimates(parts[0].backend, {k: v for part in parts for k, v in part.arrays.items()}, Path(model_dir))
 
 
 def cached_sources(capabilities, backends: dict[str, str], directory, config_key: str) -> dict:

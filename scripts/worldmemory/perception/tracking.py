@@ -99,6 +99,7 @@ import cv2
 import numpy as np
 
 from worldmemory.perception.base import track_inputs
+from worldmemory.perception.opencv_rng import reset_opencv_rng
 
 __all__ = ["FlowTracker", "locate"]
 
@@ -703,6 +704,7 @@ def locate(frame: np.ndarray, reference_frame: np.ndarray, reference_mask: np.nd
     mask is the reference mask carried over by the match, refined by GrabCut (a band of 0.1 x
     the target's size). ``frame`` may have another size than ``reference_frame``.
     """
+    reset_opencv_rng()
     frame, reference_frame = np.asarray(frame), np.asarray(reference_frame)
     mask = np.asarray(reference_mask, dtype=bool)
     for name, image in (("frame", frame), ("reference_frame", reference_frame)):

@@ -20,20 +20,18 @@ from pathlib import Path
 
 import numpy as np
 
-from worldmemory.perception.store import load_estimates
-from worldmemory.persistbench.perception import MIN_PIXELS
+from worldmemory.perception.store import Estimates, load_model_estimates
+from worldmemory.persistbench.perception import FAMILY, MIN_PIXELS
 from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons
 from worldmemory.report.agreement import (
     agreement_arguments,
     agreement_table,
-    existing,
     iou_rows,
     mask_ious,
     table_rows,
 )
 from worldmemory.report.tables import write_csv
 
-FAMILY = "persistence"
 TOLERANCE = 5.0  # points of Table 1's percent scale: the 0.05 of the WorldMemBench table
 
 
@@ -44,11 +42,10 @@ def cell_agreement(oracle, estimated, model: str, tolerance: float = TOLERANCE) 
     return table_rows(model, CELLS, ours, theirs, reasons, tolerance)
 
 
-def tracker_rows(model: str, rollouts: Path, sequences: Path, tracking: Path | None) -> list[dict]:
+def tracker_rows(model: str, rollouts: Path, sequences: Path, estimates: Estimates | None) -> list[dict]:
     """The tracker's per-frame IoU with the masks the model drew."""
-    if tracking is None:
+    if estimates is None:
         return iou_rows(model, [], "no tracker configured")
-    estimates = load_estimates(tracking)
     manifest = json.loads((rollouts / "manifest.json").read_text())
     ious = []
     for entry in manifest["rollouts"]:
@@ -66,7 +63,7 @@ def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, seque
         oracle = read_scores([scores_dir / model / f"{FAMILY}.csv"])
         estimated = read_scores([scores_dir / replay / f"{FAMILY}.csv"]).assign(model=model)
         rows += cell_agreement(oracle, estimated, model, tolerance)
-        tracking = existing(estimates_dir / replay / "tracking.npz")
+        tracking = load_model_estimates(estimates_dir / replay, "tracking")
         rows += tracker_rows(model, rollouts_dir / model, sequences_dir, tracking)
     return agreement_table(rows)
 

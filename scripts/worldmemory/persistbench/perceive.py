@@ -1,7 +1,11 @@
-"""One estimator over every generated video of a model: the cached perception scoring reads.
+"""The configured estimators over one generated video of a model: the cached perception scoring reads.
 
-    python -m worldmemory.persistbench.perceive --sequences DIR --rollouts DIR \
-        --capability tracking --backend optical-flow --out results/persistbench/perception/M/tracking.npz
+    python -m worldmemory.persistbench.perceive --sequence results/persistbench/sequences/S \
+        --rollouts results/persistbench/rollouts/M/S --estimators '{"tracking": {"backend": "optical-flow"}}' \
+        --out results/persistbench/perception/M/S
+
+One job per (model, sequence), as the rollouts; it writes ``<capability>.npz`` for every
+configured capability (perception.store), the tracker first, since the judge reads its masks.
 
 ``tracking`` (Method 2): the reference target is found in the generated video's first frame by
 matching its appearance in the reference camera's first frame (the paper matches DINO features;
@@ -27,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from worldmemory.common.progress import PERCEIVED, report
+from worldmemory.common.rollout_index import read_unit_manifest
 from worldmemory.common.video import read_video
 from worldmemory.perception import registry
 from worldmemory.perception.judge import mask_crop, parse_yes_no, same_entity_prompt
@@ -41,9 +47,54 @@ JUDGE_STRIDE = 8  # tracked frames between two judged ones before bisection (ada
 def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str,
              options: dict | None = None, estimates_dir=None) -> dict[str, dict]:
     """Estimates (sequence -> fields) of ``capability`` by ``backend_name`` (built with ``options``)
-    over every rollout; the judge reads the tracker's masks in ``estimates_dir``."""
+    over every rollout of a model (its manifest.json); the judge reads the tracker's masks in
+    ``estimates_dir``."""
+    tracked = None
+    if capability == "judge":
+        if estimates_dir is None:
+            raise ValueError("the same-entity judge reads the tracker's masks: give --estimates DIR")
+        tracked = load_estimates(Path(estimates_dir) / "tracking.npz")
+    root = Path(rollouts_dir)
+    manifest = json.loads((root / "manifest.json").read_text())
+    sequences, seq_root = load_sequences(sequences_dir)
+    return _estimate(capability, backend_name, options, root, manifest, [seq_root / seq["id"] for seq in sequences],
+                     tracked.of if tracked else None)
+
+
+def perceive_sequence(seq_dir, sequence_rollouts, estimators: dict[str, dict]) -> dict[str, dict]:
+    """Capability -> estimates of every configured estimator (capability -> {"backend",
+    "options"}) over one sequence's rollout (``sequence_rollouts``, with its rollouts.json); the
+    judge reads the tracker's masks of the same job. A sequence preparation dropped gets none."""
+    unknown = sorted(set(estimators) - set(CAPABILITIES))
+    if unknown:
+        raise ValueError(f"unknown capabilities {', '.join(unknown)}; valid: {', '.join(CAPABILITIES)}")
+    if "judge" in estimators and "tracking" not in estimators:
+        raise ValueError("the same-entity judge reads the tracker's masks: configure a tracking estimator too")
+    sequence_rollouts = Path(sequence_rollouts)
+    manifest = read_unit_manifest(sequence_rollouts)
+    estimates = {}
+    for capability in CAPABILITIES:  # the tracker first
+        if capability in estimators:
+            spec = estimators[capability]
+            if spec.get("skip"):
+                estimates[capability] = {}
+                continue
+            estimates[capability] = _estimate(capability, spec["backend"], spec.get("options"),
+                                              sequence_rollouts.parent, manifest, [Path(seq_dir)],
+                                              estimates.get("tracking", {}).__getitem__)
+    return estimates
+
+
+def _estimate(capability: str, backend_name: str, options: dict | None, root: Path, manifest: dict,
+              seq_dirs: list[Path], tracked) -> dict[str, dict]:
+    """Estimates of ``capability`` over the prepared sequences ``seq_dirs`` that ``manifest`` has a
+    rollout of (files under ``root``); ``tracked(sequence)``: the tracker's fields, for the judge."""
     if capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
+    rollouts = {r["sequence"]: r for r in manifest["rollouts"]}
+    seq_dirs = [d for d in seq_dirs if d.name in rollouts]  # none of a sequence preparation dropped
+    if not seq_dirs:
+        return {}
     options = dict(options or {})
     if capability == "tracking":
         from worldmemory.perception.tracking import locate  # OpenCV: the judge's jobs need none of it
@@ -52,26 +103,20 @@ def perceive(sequences_dir, rollouts_dir, capability: str, backend_name: str,
         stride = None
     else:
         stride = int(options.pop("stride", JUDGE_STRIDE))
-        if estimates_dir is None:
-            raise ValueError("the same-entity judge reads the tracker's masks: give --estimates DIR")
-        tracked = load_estimates(Path(estimates_dir) / "tracking.npz")
     backend = registry.create(capability, backend_name, **options)
-    root = Path(rollouts_dir)
-    manifest = json.loads((root / "manifest.json").read_text())
-    rollouts = {r["sequence"]: r for r in manifest["rollouts"]}
-    sequences, seq_root = load_sequences(sequences_dir)
     estimates = {}
-    for seq in sequences:
+    for seq_dir in seq_dirs:
+        seq = json.loads((seq_dir / "sequence.json").read_text())
         start = time.perf_counter()
         generated = read_video(root / rollouts[seq["id"]]["video"])
-        reference = read_video(seq_root / seq["id"] / "reference.mkv")
-        with np.load(seq_root / seq["id"] / "views.npz") as views:
+        reference = read_video(seq_dir / "reference.mkv")
+        with np.load(seq_dir / "views.npz") as views:
             reference_masks = views["reference_instance"] == seq["target_instance"]
         if capability == "tracking":
             first = locate(generated[0], reference[0], reference_masks[0], min_pixels=MIN_PIXELS)
             estimates[seq["id"]] = {"masks": backend.track(generated, first).astype(bool)}
         else:
-            masks = tracked.of(seq["id"])["masks"]
+            masks = tracked(seq["id"])["masks"]
             valid = (masks.sum((1, 2)) >= MIN_PIXELS) & reference_masks.any((1, 2))
             same = _same_entity_judge(backend, reference, reference_masks, generated, masks)
             same_entity, judged = adaptive_judgements(same, valid, stride)
@@ -127,18 +172,19 @@ def adaptive_judgements(judge, valid: np.ndarray, stride: int) -> tuple[np.ndarr
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sequences", required=True)
-    ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
-    ap.add_argument("--capability", required=True, choices=CAPABILITIES)
-    ap.add_argument("--backend", required=True, help="the backend's registry name (perception.registry)")
-    ap.add_argument("--options", type=json.loads, default={},
-                    help="the backend's keyword arguments (JSON; perception.estimators)")
-    ap.add_argument("--estimates", help="the model's perception directory (the judge reads tracking.npz there)")
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--sequence", required=True, type=Path, help="the prepared sequence's directory")
+    ap.add_argument("--rollouts", required=True, type=Path,
+                    help="the sequence's rollout directory of one model (<model's rollouts>/<sequence>)")
+    ap.add_argument("--estimators", required=True, type=json.loads,
+                    help='capability -> {"backend": registry name, "options": keyword arguments} (JSON)')
+    ap.add_argument("--out", required=True, type=Path, help="the sequence's perception directory")
     args = ap.parse_args(argv)
-    estimates = perceive(args.sequences, args.rollouts, args.capability, args.backend, args.options,
-                         args.estimates)
-    save_estimates(args.out, args.backend, estimates)
+    estimates = perceive_sequence(args.sequence, args.rollouts, args.estimators)
+    for capability, spec in args.estimators.items():
+        save_estimates(args.out / f"{capability}.npz", spec["backend"], estimates[capability])
+    (args.out / PERCEIVED).write_text(json.dumps(sorted(args.estimators)) + "\n")
+    model = read_unit_manifest(args.rollouts)["model"]
+    report("persistbench", "perception", model, args.out.parent, PERCEIVED)
 
 
 if __name__ == "__main__":

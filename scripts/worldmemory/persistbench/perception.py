@@ -20,6 +20,7 @@ import numpy as np
 from worldmemory.perception.store import CachedView, cached_sources
 
 CAPABILITIES = ("tracking", "judge")
+FAMILY = "persistence"  # Perm, Cont and App: one score family, as Cont and App average the frames Perm keeps
 MIN_PIXELS = 4  # a tracker mask smaller than this is no valid mask
 CONFIG_KEY = "persistbench.perception"
 

@@ -18,12 +18,16 @@ that they stay exact). A video too short for its schedule (a segment that rounds
 a window past its end), one whose target vanishes at the working resolution and a pair that
 misses its schedule after optimisation are listed with their reasons under "dropped" in the
 manifest and printed, never kept; preparation fails only when no sequence is left.
-OUT/<sequence>/ holds:
+
+One job per sequence (``--sequence ID``; the ids are known before anything is prepared:
+``sequence_plan``), then one that lists them (``--collect ID ...``: OUT/manifest.json). A dropped
+sequence's directory holds only its sequence.json, with the reasons under "dropped"; its rollout,
+perception and score jobs then write nothing but say so. A kept one's OUT/<sequence>/ holds:
 
     sequence.json  id, kind, category, target instance (1), n_frames, fps, schedule (its frames;
                    with --schedule also shape and bounds), cameras (yaw and pitch paths, fov,
-                   size) and, embedded, the scene (world360.Scene.to_dict); a user's video: its
-                   source size
+                   size), visible_frames (input frames that show the target) and, embedded, the
+                   scene (world360.Scene.to_dict); a user's video: its source size
     panorama.mkv   the 360-degree video; panorama.npz: the tracked target ('instance', 1 = target)
     background.png the panorama without the target (embedded only: what 'forgetting' fades to)
     input.mkv, reference.mkv  the two perspective videos; views.npz: the target's crops
@@ -55,15 +59,11 @@ from worldmemory.persistbench.camera_paths import (
     plan_pair,
 )
 from worldmemory.persistbench.equirect import perspective
+from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
 from worldmemory.worlds import world360
 
 FPS = 8.0  # frames per second of the written videos (the renderer has no clock)
-
-
-def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
-    """(sequence id, kind) of the embedded default: static_000.., dynamic_000.."""
-    return [(f"{kind}_{i:03d}", kind) for kind in world360.KINDS for i in range(per_kind)]
 
 
 def crop_video(frames, yaw, pitch, params: PathParams, nearest: bool = False) -> np.ndarray:
@@ -189,7 +189,7 @@ def prepare_sequence(pano: Panorama, schedule: Schedule, params: PathParams,
             "n_frames": len(pano.rgb), "fps": pano.fps, "schedule": {**schedule.to_json(),
                                                          **_relative(spec)},
             "cameras": {**pair.to_json(), "fov_deg": params.fov_deg, "width": params.width,
-                        "height": params.height}, **pano.extra}
+                        "height": params.height}, "visible_frames": int(visible.sum()), **pano.extra}
     (seq_dir / "sequence.json").write_text(json.dumps(meta, sort_keys=True) + "\n")
     return {"id": pano.id, "kind": pano.kind, "category": pano.category,
             "visible_frames": int(visible.sum())}
@@ -199,75 +199,98 @@ def _relative(spec: ScheduleSpec | None) -> dict:
     return spec.to_json() if spec is not None and spec.frames is None else {}
 
 
-def panoramas(source: str, per_kind: int, n_frames: int, pano_width: int):
-    """The sequences to prepare, one at a time: the embedded default's, or a user directory's
-    (one sub-directory per video, see user_panorama, resized to pano_width)."""
+def panorama(source: str, sequence_id: str, n_frames: int, pano_width: int) -> Panorama:
+    """Sequence ``sequence_id`` of ``source``: an embedded one (its kind from its id), or a user's
+    video (user_panorama, resized to pano_width)."""
     if source == "embedded":
-        for sequence_id, kind in sequence_ids(per_kind):
-            yield embedded_panorama(sequence_id, kind, n_frames, pano_width)
-        return
-    videos = sorted(p for p in Path(source).iterdir() if (p / "video.json").is_file())
-    if not videos:
-        raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
-    for video_dir in videos:
-        yield user_panorama(video_dir, pano_width)
+        kind = sequence_id.rsplit("_", 1)[0]
+        if kind not in world360.KINDS:
+            raise ValueError(f"{sequence_id}: not an embedded sequence id (<kind>_<NNN>, kind in {world360.KINDS})")
+        return embedded_panorama(sequence_id, kind, n_frames, pano_width)
+    return user_panorama(Path(source) / sequence_id, pano_width)
 
 
 def prepare(out_dir, per_kind: int, n_frames: int, pano_width: int,
             invisible: tuple[int, int] | None, params: PathParams, source: str = "embedded",
             schedule: ScheduleSpec | dict | None = None) -> dict:
-    """Prepare every sequence of ``source``; write and return the manifest.
+    """Prepare every sequence of ``source`` (prepare_one) and write the manifest (collect)."""
+    ids = sequence_plan(source, per_kind)
+    for sequence_id in ids:
+        prepare_one(out_dir, sequence_id, n_frames, pano_width, invisible, params, source, schedule)
+    return collect(out_dir, ids, invisible, params, source, schedule)
+
+
+def _spec(schedule, invisible) -> ScheduleSpec:
+    return schedule if isinstance(schedule, ScheduleSpec) else ScheduleSpec.from_config(schedule, invisible)
+
+
+def prepare_one(out_dir, sequence_id: str, n_frames: int, pano_width: int, invisible: tuple[int, int] | None,
+                params: PathParams, source: str = "embedded", schedule: ScheduleSpec | dict | None = None) -> dict:
+    """Prepare sequence ``sequence_id`` of ``source`` under out_dir/<id>/; returns its manifest
+    entry, or the reasons it was dropped ({"id", "kind", "dropped": [...]}, also its sequence.json).
 
     The schedule: ``schedule`` (a ``ScheduleSpec`` or the config's {shape, bounds}) if given,
     else the absolute window ``invisible`` (frames [start, end); default [16, 32]), resolved
-    for each video's length. A sequence that cannot be prepared (too short for its schedule,
+    for the video's length. A sequence that cannot be prepared (too short for its schedule,
     its target gone at the working resolution, its camera pair missing the schedule) is
-    dropped with its reasons; a RuntimeError naming the keys to change when none is left.
+    dropped with its reasons and the config key that would keep it.
     """
-    spec = (schedule if isinstance(schedule, ScheduleSpec)
-            else ScheduleSpec.from_config(schedule, invisible))
+    spec = _spec(schedule, invisible)
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    kept, dropped, fixes = [], [], set()
-    for pano in panoramas(source, per_kind, n_frames, pano_width):
-        start = time.perf_counter()
-        try:
-            sequence_schedule = spec.resolve(len(pano.rgb))
-        except ScheduleError as e:
-            key = "invisible (or schedule" if spec.frames is not None else "schedule (or invisible"
-            why, fix, reasons = ("too short for its schedule",
-                                 f"persistbench.sequences.{key}, n_frames)", [str(e)])
+    pano = panorama(source, sequence_id, n_frames, pano_width)
+    start = time.perf_counter()
+    try:
+        sequence_schedule = spec.resolve(len(pano.rgb))
+    except ScheduleError as e:
+        key = "invisible (or schedule" if spec.frames is not None else "schedule (or invisible"
+        why, fix, reasons = ("too short for its schedule", f"persistbench.sequences.{key}, n_frames)", [str(e)])
+    else:
+        if (pano.labels[0] == pano.target).any():
+            entry = prepare_sequence(pano, sequence_schedule, params, out_dir, spec)
+            why, fix, reasons = "schedule missed", "persistbench.camera", entry.get("dropped")
         else:
-            if (pano.labels[0] == pano.target).any():
-                entry = prepare_sequence(pano, sequence_schedule, params, out_dir, spec)
-                why, fix, reasons = ("schedule missed", "persistbench.camera",
-                                     entry.get("dropped"))
-            else:
-                height, width = pano.labels.shape[1:]
-                why, fix = "target lost at the working resolution", "persistbench.sequences.pano_width"
-                reasons = [f"target label {pano.target} is not in the first frame at the working "
-                           f"resolution {width}x{height} (source {pano.extra.get('source_size')}). "
-                           "Fix: raise persistbench.sequences.pano_width"]
-        took = time.perf_counter() - start
-        if reasons is not None:
-            dropped.append({"id": pano.id, "kind": pano.kind, "dropped": reasons})
-            fixes.add(fix)
-            print(f"[prepare] {pano.id}: DROPPED, {why}: "
-                  f"{'; '.join(reasons) or 'see report'} ({took:.1f} s)", flush=True)
+            height, width = pano.labels.shape[1:]
+            why, fix = "target lost at the working resolution", "persistbench.sequences.pano_width"
+            reasons = [f"target label {pano.target} is not in the first frame at the working "
+                       f"resolution {width}x{height} (source {pano.extra.get('source_size')}). "
+                       "Fix: raise persistbench.sequences.pano_width"]
+    took = time.perf_counter() - start
+    if reasons is not None:
+        dropped = {"id": pano.id, "kind": pano.kind, "dropped": reasons, "fix": fix}
+        (out_dir / pano.id).mkdir(parents=True, exist_ok=True)
+        (out_dir / pano.id / "sequence.json").write_text(json.dumps(dropped, sort_keys=True) + "\n")
+        print(f"[prepare] {pano.id}: DROPPED, {why}: {'; '.join(reasons) or 'see report'} ({took:.1f} s)",
+              flush=True)
+        return dropped
+    print(f"[prepare] {pano.id} ({entry['category']}): target visible in "
+          f"{entry['visible_frames']}/{len(pano.rgb)} input frames ({took:.1f} s)", flush=True)
+    return entry
+
+
+def collect(out_dir, ids: list[str], invisible: tuple[int, int] | None, params: PathParams,
+            source: str = "embedded", schedule: ScheduleSpec | dict | None = None) -> dict:
+    """Write out_dir/manifest.json from the prepared sequences ``ids`` (their sequence.json, in
+    this order): the kept ones and the dropped ones with their reasons; a RuntimeError naming the
+    keys to change when none is kept."""
+    spec = _spec(schedule, invisible)
+    out_dir = Path(out_dir)
+    kept, dropped = [], []
+    for sequence_id in ids:
+        meta = json.loads((out_dir / sequence_id / "sequence.json").read_text())
+        if "dropped" in meta:
+            dropped.append(meta)
         else:
-            kept.append(entry)
-            print(f"[prepare] {pano.id} ({entry['category']}): target visible in "
-                  f"{entry['visible_frames']}/{len(pano.rgb)} input frames ({took:.1f} s)",
-                  flush=True)
+            kept.append({"id": meta["id"], "kind": meta["kind"], "category": meta["category"],
+                         "visible_frames": meta["visible_frames"]})
     if not kept:
         reasons = "; ".join(f"{d['id']}: {d['dropped'][0] if d['dropped'] else 'see report'}"
                             for d in dropped[:3])
         more = f" (and {len(dropped) - 3} more)" if len(dropped) > 3 else ""
         raise RuntimeError(
             f"every sequence missed its schedule or was dropped, nothing to evaluate: "
-            f"{reasons}{more}. Fix: change {' / '.join(sorted(fixes))}")
-    manifest = {"sequences": kept, "dropped": dropped, "source": source,
-                "camera": asdict(params)}
+            f"{reasons}{more}. Fix: change {' / '.join(sorted({d['fix'] for d in dropped}))}")
+    manifest = {"sequences": kept, "dropped": [{k: d[k] for k in ("id", "kind", "dropped")} for d in dropped],
+                "source": source, "camera": asdict(params)}
     if spec.frames is not None:
         manifest["invisible"] = list(spec.frames)
     else:
@@ -278,10 +301,12 @@ def prepare(out_dir, per_kind: int, n_frames: int, pano_width: int,
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", required=True, help="the prepared sequences' directory")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--sequence", help="prepare this sequence (an id of sequence_plan)")
+    which.add_argument("--collect", nargs="+", metavar="ID", help="list these prepared sequences in manifest.json")
     parser.add_argument("--source", default="embedded",
                         help="'embedded' or a directory of 360-degree videos (see user_panorama)")
-    parser.add_argument("--per-kind", type=int, default=2, help="sequences per kind")
     parser.add_argument("--n-frames", type=int, default=48)
     parser.add_argument("--pano-width", type=int, default=256,
                         help="panorama width (height = /2): the embedded renders' and the working "
@@ -299,8 +324,13 @@ def main(argv=None) -> None:
                         help="camera_paths.PathParams keyword arguments (JSON), e.g. fov_deg")
     args = parser.parse_args(argv)
     params = PathParams(**json.loads(args.camera))
-    prepare(args.out, args.per_kind, args.n_frames, args.pano_width, tuple(args.invisible), params,
-            args.source, json.loads(args.schedule))
+    invisible, schedule = tuple(args.invisible), json.loads(args.schedule)
+    if args.sequence:
+        prepare_one(args.out, args.sequence, args.n_frames, args.pano_width, invisible, params, args.source, schedule)
+    else:
+        manifest = collect(args.out, args.collect, invisible, params, args.source, schedule)
+        print(f"[prepare] {len(manifest['sequences'])} sequences kept, {len(manifest['dropped'])} dropped "
+              f"-> {Path(args.out) / 'manifest.json'}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""Write one 4D model's PersistBench rollouts: the reference camera's view of every sequence.
+"""Write one 4D model's PersistBench rollout of one sequence: the reference camera's view.
 
-A reference model (reference_models.py) writes OUT/<sequence>/video.mkv and truth.npz (what it
-drew: 'instance', 'same_entity'). An external model is a command template, run once per
-sequence under the studies' shared command contract (worldmemory.external: placeholders only in
-plain unquoted words, values shell-quoted) with PersistBench's own request: the directory holds
+One job per (model, sequence), as WorldMemBench's per case. A reference model
+(reference_models.py) writes OUT/<sequence>/video.mkv and truth.npz (what it drew: 'instance',
+'same_entity'). An external model is a command template, run once per sequence under the
+studies' shared command contract (worldmemory.external: placeholders only in plain unquoted
+words, values shell-quoted) with PersistBench's own request: the directory holds
 ``input.mkv`` (the input camera's video), ``cameras.json`` (input and target yaw/pitch paths in
 degrees, fov_deg, width, height, and per-frame camera-to-world rotations of both paths, OpenCV
 axes, the camera at the origin) and ``request.json`` with every placeholder's value.
@@ -12,10 +13,13 @@ Placeholders: {request} {video} {input_video} {cameras} {width} {height} {n_fram
 reads) with n_frames frames of the target (reference) camera's view. Its output goes to
 OUT/<sequence>/command.log and, with ``--log-dir DIR``, is copied to DIR/<sequence>.log, which
 outlives a failed job (Snakemake deletes OUT); with ``--timeout-minutes M`` the job's commands
-together get M minutes (the model's ``runtime``: see worldmemory.external.TimeLimit).
-OUT/manifest.json lists the rollouts (sorted, no timestamps):
+together get M minutes (the model's ``runtime``: see worldmemory.external.TimeLimit); with
+``--store DIR`` the rollout is made in the store and linked into OUT once finished
+(common.rollout_store). Every rollout records its cost (cost.json: common.usage). OUT/<sequence>/
+rollouts.json lists the sequence's rollout (none for a sequence preparation dropped), and the
+model's OUT/manifest.json (common.rollout_index.collect) all of them, sorted, no timestamps:
 
-    {"model", "kind", "ground_truth", "params", "rollouts": [{"sequence", "video", "truth"}]}
+    {"model", "kind", "ground_truth", "params", "rollouts": [{"sequence", "video", "truth", "cost"}]}
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ import numpy as np
 from PIL import Image
 
 from worldmemory.common.npz import save_npz
+from worldmemory.common.progress import report
+from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
+from worldmemory.common.rollout_store import RolloutStore, identity_digest
+from worldmemory.common.usage import own_usage
 from worldmemory.common.video import read_video, write_video
 from worldmemory.external import VIDEO_NAME, TimeLimit, check_template, check_video, run_model
 from worldmemory.persistbench.equirect import view_rotation
@@ -41,54 +49,89 @@ PLACEHOLDERS = ("request", "video", "input_video", "cameras", "width", "height",
                 "sequence")
 
 
-def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict | None = None,
-                   reference: str | None = None, command: str | None = None,
-                   timeout_minutes: float | None = None, log_dir=None) -> dict:
-    """Roll out ``model`` on every prepared sequence; write videos and the manifest. An external
-    ``command``'s runs together get ``timeout_minutes`` (None: no limit); each one's log is
-    copied to ``log_dir``/<sequence>.log if ``log_dir`` is given."""
+def model_params(model: str, kind: str, params: dict | None, reference: str | None, command: str | None) -> dict:
+    """The manifest's ``params``: a reference model's resolved parameters, or the external
+    model's command template (checked)."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
     if kind == "external":
         if not command:
             raise ValueError("--kind external needs --command (a command template)")
         check_template(command, PLACEHOLDERS)
-        params = {"command": command}
-    else:
-        reference = reference or model
-        params = resolve_params(reference, params or {})
+        return {"command": command}
+    return resolve_params(reference or model, params or {})
+
+
+def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict | None = None,
+                   reference: str | None = None, command: str | None = None,
+                   timeout_minutes: float | None = None, log_dir=None) -> dict:
+    """Roll out ``model`` on every prepared sequence (roll_out_sequence, sharing one time
+    limit) and write the model's manifest (collect); returns it."""
     time_limit = TimeLimit(timeout_minutes)
     sequences, root = load_sequences(sequences_dir)
-    out_dir = Path(out_dir)
-    rollouts = []
     for seq in sequences:
-        start = time.perf_counter()
-        seq_dir, own = root / seq["id"], out_dir / seq["id"]
+        roll_out_sequence(root / seq["id"], model, kind, out_dir, params, reference, command, time_limit, log_dir)
+    return collect(out_dir, sorted(seq["id"] for seq in sequences))
+
+
+def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | None = None,
+                      reference: str | None = None, command: str | None = None, time_limit: TimeLimit | None = None,
+                      log_dir=None, store: Path | None = None, replayed: Path | None = None) -> dict:
+    """Roll out ``model`` on the prepared sequence in ``seq_dir`` into ``out_dir``/<sequence>/ and
+    write its manifest; returns it. An external ``command``'s run is limited by ``time_limit``,
+    its log copied to ``log_dir``/<sequence>.log if given, the rollout made in the ``store``
+    directory if given; ``replayed``: the sequence's rollout directory of the model whose video
+    the command replays, part of the rollout's identity. A sequence preparation dropped gets no
+    rollout."""
+    params = model_params(model, kind, params, reference, command)
+    seq_dir, out_dir = Path(seq_dir), Path(out_dir)
+    seq = json.loads((seq_dir / "sequence.json").read_text())
+    own = out_dir / seq["id"]
+    manifest = {"model": model, "kind": kind, "ground_truth": kind == "reference", "params": params, "rollouts": []}
+    if "dropped" in seq:
         own.mkdir(parents=True, exist_ok=True)
-        if kind == "external":
-            log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
-            video = run_model(command, write_request(seq, seq_dir, own), own / "command.log",
-                              PLACEHOLDERS, time_limit, log_copy)
+        write_unit_manifest(own, manifest)
+        print(f"{model} {seq['id']}: dropped in preparation ({'; '.join(seq['dropped'])}), no rollout", flush=True)
+        return manifest
+    start = time.perf_counter()
+    cost = {"video": None, "truth": None, "cost": f"{seq['id']}/{COST}"}
+    if kind == "external":
+        store = RolloutStore(store)
+        log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
+        replayed_videos = sorted(Path(replayed).glob("video.*")) if replayed else []
+        identity = identity_digest({"command": command, "sequence": seq["id"], "cameras": seq["cameras"],
+                                    "n_frames": seq["n_frames"], "fps": seq["fps"]},
+                                   [seq_dir / "input.mkv", *replayed_videos])
+        if store.fetch(seq["id"], identity, own):
+            video, summary = next(own.glob("video.*")), "finished earlier"
+        else:
+            work = store.workdir(seq["id"], own)
+            usage = {}
+            video = run_model(command, write_request(seq, seq_dir, work), work / "command.log",
+                              PLACEHOLDERS, time_limit or TimeLimit(None), log_copy, usage=usage)
             check_video(video, seq["n_frames"], f"external model on {seq['id']}",
                         "the model must write one frame per frame of the input video (request.json)")
-            entry = {"video": f"{seq['id']}/{video.name}", "truth": None}
-        else:
-            with np.load(seq_dir / "panorama.npz") as pano, np.load(seq_dir / "views.npz") as views:
-                instance, visible = pano["instance"], views["visible_in_input"]
-            background = seq_dir / "background.png"
-            frames, truth = run_reference(
-                reference, params, read_video(seq_dir / "panorama.mkv"), instance,
-                np.asarray(Image.open(background).convert("RGB")) if background.is_file() else None,
-                seq["cameras"], seq["target_instance"], visible)
-            write_video(own / "video.mkv", frames, seq["fps"])
-            save_npz(own / "truth.npz", truth)
-            entry = {"video": f"{seq['id']}/video.mkv", "truth": f"{seq['id']}/truth.npz"}
-        rollouts.append({"sequence": seq["id"], **entry})
-        print(f"{model} {seq['id']}: {seq['n_frames']} frames in "
-              f"{time.perf_counter() - start:.1f} s", flush=True)
-    manifest = {"model": model, "kind": kind, "ground_truth": kind == "reference",
-                "params": params, "rollouts": sorted(rollouts, key=lambda r: r["sequence"])}
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            write_cost(work, usage, seq["n_frames"])
+            store.finish(seq["id"], identity, own)
+            summary = "external"
+        entry = {**cost, "video": f"{seq['id']}/{video.name}"}
+    else:
+        own.mkdir(parents=True, exist_ok=True)
+        with np.load(seq_dir / "panorama.npz") as pano, np.load(seq_dir / "views.npz") as views:
+            instance, visible = pano["instance"], views["visible_in_input"]
+        background = seq_dir / "background.png"
+        frames, truth = run_reference(
+            reference or model, params, read_video(seq_dir / "panorama.mkv"), instance,
+            np.asarray(Image.open(background).convert("RGB")) if background.is_file() else None,
+            seq["cameras"], seq["target_instance"], visible)
+        write_video(own / "video.mkv", frames, seq["fps"])
+        save_npz(own / "truth.npz", truth)
+        write_cost(own, own_usage(start).to_json(), seq["n_frames"])
+        entry, summary = {**cost, "video": f"{seq['id']}/video.mkv", "truth": f"{seq['id']}/truth.npz"}, "reference"
+    manifest["rollouts"] = [{"sequence": seq["id"], **entry}]
+    write_unit_manifest(own, manifest)
+    print(f"{model} {seq['id']}: {seq['n_frames']} frames ({summary}) in {time.perf_counter() - start:.1f} s",
+          flush=True)
     return manifest
 
 
@@ -115,30 +158,35 @@ def write_request(seq: dict, seq_dir: Path, out_dir: Path) -> dict:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sequences", required=True, help="prepared sequences (prepare.py)")
+    parser.add_argument("--sequence", required=True, type=Path, help="the prepared sequence's directory (prepare.py)")
     parser.add_argument("--model", required=True)
     parser.add_argument("--kind", choices=KINDS, default="reference")
     parser.add_argument("--reference", help="reference model to run (default: --model)")
     parser.add_argument("--params", default="{}", help="reference model parameters (JSON)")
     parser.add_argument("--command", help="--kind external: command template")
     parser.add_argument("--timeout-minutes", type=float, default=None,
-                        help="--kind external: minutes for all the job's commands together (the "
-                             "model's runtime); the command running when they are up is killed")
+                        help="--kind external: minutes for the job's command (the model's runtime); "
+                             "the command is killed when they are up")
     parser.add_argument("--log-dir", default=None,
-                        help="--kind external: copy each command's log to DIR/<sequence>.log, "
+                        help="--kind external: copy the command's log to DIR/<sequence>.log, "
                              "outside --out, which Snakemake deletes when the job fails")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--store", type=Path, default=None,
+                        help="--kind external: make the rollout here first (common.rollout_store)")
+    parser.add_argument("--replayed", type=Path, default=None,
+                        help="the sequence's rollout directory of the model the command replays")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="the sequence's rollout directory, <the model's rollout directory>/<sequence id>")
     args = parser.parse_args(argv)
     try:
-        if args.kind == "external":
-            if args.command is None:
-                raise ValueError("--kind external needs --command")
-            check_template(args.command, PLACEHOLDERS)
-        TimeLimit(args.timeout_minutes)
+        model_params(args.model, args.kind, json.loads(args.params), args.reference, args.command)
+        time_limit = TimeLimit(args.timeout_minutes)
     except ValueError as e:
         parser.error(str(e))
-    write_rollouts(args.sequences, args.model, args.kind, args.out, json.loads(args.params),
-                   args.reference, args.command, args.timeout_minutes, args.log_dir)
+    if args.out.name != args.sequence.name:
+        parser.error(f"--out {args.out} must end with the sequence's id {args.sequence.name!r}")
+    roll_out_sequence(args.sequence, args.model, args.kind, args.out.parent, json.loads(args.params),
+                      args.reference, args.command, time_limit, args.log_dir, args.store, args.replayed)
+    report("persistbench", "rollouts", args.model, args.out.parent, UNIT_MANIFEST)
 
 
 if __name__ == "__main__":

@@ -37,11 +37,6 @@ def table_rows(model: str, quantities, ours, theirs, reasons: dict, tolerance: f
     return rows
 
 
-def existing(path: Path) -> Path | None:
-    """``path`` if the estimates file exists (the capability has a backend), else None."""
-    return path if path.is_file() else None
-
-
 def mask_ious(true: np.ndarray, estimated: np.ndarray, min_pixels: int) -> np.ndarray:
     """Per-frame IoU of (T, H, W) masks over the frames where the true mask covers >= min_pixels."""
     shown = true.sum(axis=(1, 2)) >= min_pixels

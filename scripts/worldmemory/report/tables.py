@@ -17,6 +17,26 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> None:
     df.to_csv(path, index=False, lineterminator="\n")
 
 
+def concat_csv(parts: list[Path], path: str | Path) -> int:
+    """Join CSV files that share a header, text for text (so the joined file holds exactly the
+    bytes each part was written with), into ``path``; returns the number of data rows."""
+    header, rows = None, []
+    for part in parts:
+        lines = Path(part).read_text().splitlines(keepends=True)
+        if not lines:
+            raise ValueError(f"{part}: empty, expected at least a header")
+        if header is None:
+            header = lines[0]
+        elif lines[0] != header:
+            raise ValueError(f"{part}: its header differs from {parts[0]}'s; rebuild it")
+        rows += lines[1:]
+    if header is None:
+        raise ValueError(f"nothing to join into {path}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(header + "".join(rows))
+    return len(rows)
+
+
 def add_paper_options(parser: argparse.ArgumentParser, values_file: str, example: str) -> None:
     """The options every table CLI shares for printing the paper's numbers beside ours."""
     parser.add_argument("--paper", help=values_file)

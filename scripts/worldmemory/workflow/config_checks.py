@@ -287,9 +287,6 @@ def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
                 yield f"{study_name}.models.{name}.command: {e}"
 
 
-REPLAY = ".replay"  # rules/common.smk names a reference model's replay <model>.replay
-
-
 def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
     directory (the features' too); no model takes the name of a replay run."""
@@ -297,6 +294,7 @@ def _perception(study_name: str, study: dict):
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
+    from worldmemory.workflow.runs import REPLAY
 
     fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
            "prefetch_perception, or an existing local model directory")

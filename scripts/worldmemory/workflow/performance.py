@@ -2,8 +2,10 @@
 
 Every rule that does real work writes Snakemake's benchmark record to
 ``results/benchmarks/<study>/<job>.tsv`` (wall seconds, CPU seconds, peak resident memory of the
-job's processes). This turns them into the README's per-job table, so that the performance
-section is data from a run, not hand-copied numbers:
+job's processes); a job per case writes ``<study>/<stage>[/<model>]/<case>.tsv``, and the table
+shows such jobs as one row per directory (their times added, the largest memory). This turns them
+into the README's per-job table, so that the performance section is data from a run, not
+hand-copied numbers:
 
     python -m worldmemory.workflow.performance                      # print the table
     python -m worldmemory.workflow.performance --readme README.md   # rewrite it in the README
@@ -39,13 +41,30 @@ def _number(value: str) -> float:
     return float(value) if value not in ("", "NA", "-") else float("nan")
 
 
+def per_directory(rows: list[dict]) -> list[dict]:
+    """The rows with each directory of per-case jobs (a job name of three or more parts) joined
+    into one: job ``<directory> (N jobs)``, wall and CPU seconds added, the largest memory."""
+    groups = {}
+    for row in rows:
+        parts = row["job"].split("/")
+        groups.setdefault("/".join(parts[:-1]) if len(parts) >= 3 else row["job"], []).append(row)
+    joined = []
+    for key, members in sorted(groups.items()):
+        n = len(members)
+        name = key if n == 1 and members[0]["job"] == key else f"{key} ({n} job{'s' if n > 1 else ''})"
+        joined.append({"job": name, "wall_s": sum(r["wall_s"] for r in members),
+                       "cpu_s": sum(r["cpu_s"] for r in members), "max_rss_mb": max(r["max_rss_mb"] for r in members)})
+    return joined
+
+
 def markdown(rows: list[dict]) -> str:
-    """The per-job table with a total row (wall seconds add up as if the jobs ran one after
-    another; with several cores the run takes less)."""
+    """The per-job table (per_directory) with a total row (wall seconds add up as if the jobs ran
+    one after another; with several cores the run takes less)."""
     if not rows:
         raise ValueError("no benchmark files: run the workflow first (results/benchmarks/)")
     lines = ["| job | wall s | CPU s | peak memory MB |", "| --- | ---: | ---: | ---: |"]
-    lines += [f"| `{r['job']}` | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['max_rss_mb']:.0f} |" for r in rows]
+    lines += [f"| `{r['job']}` | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['max_rss_mb']:.0f} |"
+              for r in per_directory(rows)]
     wall, cpu = sum(r["wall_s"] for r in rows), sum(r["cpu_s"] for r in rows)
     peak = max(r["max_rss_mb"] for r in rows)
     lines.append(f"| all {len(rows)} jobs (one after another) | {wall:.1f} | {cpu:.1f} | {peak:.0f} (largest) |")

@@ -26,12 +26,11 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
-from worldmemory.perception.store import load_estimates
+from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.report.agreement import (
     agreement_arguments,
     agreement_table,
     compared,
-    existing,
     iou_rows,
     mask_ious,
     table_rows,
@@ -56,12 +55,11 @@ def column_agreement(oracle: pd.DataFrame, estimated: pd.DataFrame, model: str,
     return table_rows(model, COLUMNS_COMPARED, ours, theirs, reasons, tolerance)
 
 
-def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: int = MIN_PIXELS) -> list[dict]:
+def tracker_rows(model: str, rollouts: Path, estimates: Estimates | None, min_pixels: int = MIN_PIXELS) -> list[dict]:
     """The tracker's per-frame IoU with the true masks, over every tracked target and frame where
     the true target is in view."""
-    if tracking is None:
+    if estimates is None:
         return iou_rows(model, [], "no tracker configured")
-    estimates = load_estimates(tracking)
     manifest = json.loads((rollouts / "manifest.json").read_text())
     ious = []
     for entry in manifest["rollouts"]:
@@ -76,14 +74,13 @@ def tracker_rows(model: str, rollouts: Path, tracking: Path | None, min_pixels: 
     return iou_rows(model, ious)
 
 
-def camera_rows(model: str, rollouts: Path, camera: Path | None) -> list[dict]:
+def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list[dict]:
     """The camera estimator's per-frame orientation error against the drawn poses, in degrees, over
     the rollouts it estimated (perceive.py: not LR-Hold, nor the translation loops of a backend
     whose translations are too coarse)."""
     quantities = ("camera_rotation_error_deg_median", "camera_rotation_error_deg_max")
-    if camera is None:
+    if estimates is None:
         return [compared(model, q, 0.0, math.nan, "no camera estimator configured") for q in quantities]
-    estimates = load_estimates(camera)
     manifest = json.loads((rollouts / "manifest.json").read_text())
     errors = []
     estimated = estimates.videos()
@@ -110,8 +107,8 @@ def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, estim
         estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES_COMPARED])
         rows += column_agreement(oracle, estimated.assign(model=model), model, tolerance)
         own = estimates_dir / replay
-        rows += tracker_rows(model, rollouts_dir / model, existing(own / "tracking.npz"))
-        rows += camera_rows(model, rollouts_dir / model, existing(own / "camera.npz"))
+        rows += tracker_rows(model, rollouts_dir / model, load_model_estimates(own, "tracking"))
+        rows += camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"))
     return agreement_table(rows)
 
 

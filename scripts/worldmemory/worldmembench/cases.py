@@ -24,6 +24,7 @@ import numpy as np
 import yaml
 
 from worldmemory.common.geometry import intrinsics, pose
+from worldmemory.common.ids import check_id
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
 from worldmemory.worlds.raycaster import CATEGORIES, FAMILIES, Box, Event, World, clearance, generate_world, render
@@ -231,6 +232,26 @@ def load_cases(directory) -> list[dict]:
     return cases
 
 
+def user_cases(directory) -> dict[str, dict]:
+    """The validated cases of a user's case directory (load_case), id -> manifest, sorted by id.
+    Each case's directory must be named by its id, a single path component (common.ids): the
+    workflow plans one job per case from the names and writes each case's results under its id."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ValueError(f"{directory}: not a directory of cases")
+    cases = {}
+    for case_dir in sorted(p for p in directory.iterdir() if (p / MANIFEST).is_file()):
+        check_id("case", case_dir.name, f"rename the directory {case_dir}")
+        case = load_case(case_dir)
+        if case["id"] != case_dir.name:
+            raise ValueError(f"{case_dir / MANIFEST}: id {case['id']!r} differs from its directory's name "
+                             f"{case_dir.name!r}; rename the directory or change the id")
+        cases[case["id"]] = case
+    if not cases:
+        raise ValueError(f"{directory}: no case directories with a {MANIFEST}")
+    return cases
+
+
 def _field(parts) -> str:
     out = ""
     for part in parts:
@@ -277,69 +298,95 @@ def _repeated(field: str, ids: list[str]) -> list[str]:
 # The embedded default
 
 
-def write_embedded_cases(out_dir, per_family: int, width: int, height: int,
-                         trajectories: dict[str, list[str]], trajectory_params: dict | None = None,
-                         per_category: int = 0) -> list[Path]:
-    """Write ``per_family`` procedural cases per family (ids like 'human_000') under out_dir and,
-    with ``per_category`` > 0, that many more for each subcategory of raycaster.CATEGORIES (ids
-    '<family>_<category>_<i>', e.g. 'dynamic_slice_000', drawn by generate_world(id, family,
-    category)); the per-family cases do not change with per_category.
+def family_counts(count: int | dict, what: str) -> dict[str, int]:
+    """``count`` (one number for every family, or family -> number, missing families 0) as
+    family -> number; ValueError naming ``what`` for a negative or unknown entry."""
+    counts = {f: count for f in FAMILIES} if isinstance(count, int) else {f: 0 for f in FAMILIES} | dict(count)
+    unknown = sorted(set(counts) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"{what}: unknown families {', '.join(unknown)}; valid: {', '.join(FAMILIES)}")
+    bad = {f: n for f, n in counts.items() if not isinstance(n, int) or n < 0}
+    if bad:
+        raise ValueError(f"{what}: counts must be integers >= 0, got {bad}")
+    return counts
 
-    Each case directory gets conditioning.png (identity pose, frame 0), masks/<target>.png (the
-    target's instance mask in that frame, 0/255) and case.json with the world description; dynamic
-    cases also get the event description and the eight-question checklist. The camera is the
-    trajectories' default pinhole (60 degree horizontal FoV) at width x height. Deterministic: the
-    same arguments give the same bytes. ``trajectory_params`` (frame counts, amplitudes) are those
-    the rollouts will use, so a dynamic case's reference answers hold for its actual trajectories.
-    Returns the case directories.
+
+def embedded_plan(per_family: int | dict, per_category: int | dict = 0) -> list[tuple[str, str, str | None]]:
+    """(case id, family, category) of the embedded default's cases, in writing order.
+
+    ``per_family`` cases per family, drawn with the family's default content (ids like
+    'human_000'), then ``per_category`` for each subcategory of raycaster.CATEGORIES (ids
+    '<family>_<category>_<i>', e.g. 'dynamic_slice_000', drawn by generate_world(id, family,
+    category)); each is one number for every family or a mapping family -> number (the paper's
+    60 / 70 / 70 / 60 split: config/paper.yaml). A case's content follows from its id, so adding
+    cases never changes another. The ids are known before anything is rendered: the workflow
+    plans one job per case from them.
     """
-    trajectory_params = dict(trajectory_params or {})
+    per_family, per_category = family_counts(per_family, "per_family"), family_counts(per_category, "per_category")
+    plan = [(f"{family}_{i:03d}", family, None) for family in FAMILIES for i in range(per_family[family])]
+    plan += [(f"{family}_{category}_{i:03d}", family, category) for family in FAMILIES
+             for category in CATEGORIES[family] for i in range(per_category[family])]
+    return plan
+
+
+def write_embedded_cases(out_dir, per_family: int | dict, width: int, height: int,
+                         trajectories: dict[str, list[str]], trajectory_params: dict | None = None,
+                         per_category: int | dict = 0) -> list[Path]:
+    """Write every case of ``embedded_plan(per_family, per_category)`` under out_dir
+    (write_embedded_case); returns the case directories."""
     missing = [f for f in FAMILIES if f not in trajectories]
     if missing:
         raise ValueError(f"no trajectories given for families: {', '.join(missing)}")
-    if per_category < 0:
-        raise ValueError(f"per_category must be >= 0, got {per_category}")
+    return [write_embedded_case(Path(out_dir) / case_id, case_id, family, category, width, height,
+                                trajectories[family], trajectory_params)
+            for case_id, family, category in embedded_plan(per_family, per_category)]
+
+
+def write_embedded_case(case_dir, case_id: str, family: str, category: str | None, width: int, height: int,
+                        trajectories: list[str], trajectory_params: dict | None = None) -> Path:
+    """Write the procedural case ``case_id`` of ``family`` (drawn as ``category``, None: the
+    family's default content) into ``case_dir``.
+
+    It gets conditioning.png (identity pose, frame 0), masks/<target>.png (the target's instance
+    mask in that frame, 0/255) and case.json with the world description; a dynamic case also gets
+    the event description and the eight-question checklist. The camera is the trajectories' default
+    pinhole (60 degree horizontal FoV) at width x height. Deterministic: the same arguments give
+    the same bytes. ``trajectory_params`` (frame counts, amplitudes) are those the rollouts will
+    use, so a dynamic case's reference answers hold for its actual trajectories.
+    """
+    trajectory_params = dict(trajectory_params or {})
     K = intrinsics(width, height, tj.DEFAULT_FOV_DEG)
-    plan = [(f"{family}_{i:03d}", family, None) for family in FAMILIES for i in range(per_family)]
-    plan += [(f"{family}_{category}_{i:03d}", family, category) for family in FAMILIES
-             for category in CATEGORIES[family] for i in range(per_category)]
-    written = []
-    for case_id, family, category in plan:
-        names = list(trajectories[family])
-        world = generate_world(case_id, family, category)
-        case_dir = Path(out_dir) / case_id
-        (case_dir / "masks").mkdir(parents=True, exist_ok=True)
-        frame = render(world, np.eye(4), K, width, height, frame=0)
-        iio.imwrite(case_dir / "conditioning.png", frame["rgb"])
-        targets = _targets(world)
-        for entity in targets:
-            mask = frame["instance"] == entity.instance
-            if not mask.any():
-                raise ValueError(f"case {case_id}: target {entity.target} is not visible")
-            iio.imwrite(case_dir / "masks" / f"{entity.target}.png",
-                        mask.astype(np.uint8) * 255)
-        manifest = {
-            "id": case_id,
-            "family": family,
-            "category": _category(world),
-            "conditioning_frame": "conditioning.png",
-            "prompt": _prompt(world),
-            "targets": [{"id": e.target, "kind": e.kind, "mask": f"masks/{e.target}.png"}
-                        for e in targets],
-            "camera": {"intrinsics": K.tolist(), "width": width, "height": height,
-                       "fps": tj.DEFAULT_FPS},
-            "trajectories": names,
-        }
-        if family == "dynamic":
-            manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
-        if "translation" in names and family in ("human", "object"):
-            side = translation_side(world, K, width, height)
-            manifest["trajectory_params"] = {"translation": {"side": side}}
-        manifest["world"] = world.to_dict()
-        (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        load_case(case_dir)  # what we write must pass what we read
-        written.append(case_dir)
-    return written
+    names = list(trajectories)
+    world = generate_world(case_id, family, category)
+    case_dir = Path(case_dir)
+    (case_dir / "masks").mkdir(parents=True, exist_ok=True)
+    frame = render(world, np.eye(4), K, width, height, frame=0)
+    iio.imwrite(case_dir / "conditioning.png", frame["rgb"])
+    targets = _targets(world)
+    for entity in targets:
+        mask = frame["instance"] == entity.instance
+        if not mask.any():
+            raise ValueError(f"case {case_id}: target {entity.target} is not visible")
+        iio.imwrite(case_dir / "masks" / f"{entity.target}.png", mask.astype(np.uint8) * 255)
+    manifest = {
+        "id": case_id,
+        "family": family,
+        "category": _category(world),
+        "conditioning_frame": "conditioning.png",
+        "prompt": _prompt(world),
+        "targets": [{"id": e.target, "kind": e.kind, "mask": f"masks/{e.target}.png"} for e in targets],
+        "camera": {"intrinsics": K.tolist(), "width": width, "height": height, "fps": tj.DEFAULT_FPS},
+        "trajectories": names,
+    }
+    if family == "dynamic":
+        manifest.update(_event_fields(case_id, world.events[0], names, width, height, trajectory_params))
+    if "translation" in names and family in ("human", "object"):
+        side = translation_side(world, K, width, height)
+        manifest["trajectory_params"] = {"translation": {"side": side}}
+    manifest["world"] = world.to_dict()
+    (case_dir / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    load_case(case_dir)  # what we write must pass what we read
+    return case_dir
 
 
 def translation_side(world: World, K, width: int, height: int) -> float:
@@ -435,23 +482,23 @@ def _answers(event: Event, traj: tj.Trajectory) -> dict[str, bool]:
 
 
 def main(argv=None):
-    """Write the embedded default's cases (rule worldmembench_cases)."""
+    """Write one case of the embedded default (rule worldmembench_case)."""
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--per-family", type=int, required=True)
+    ap.add_argument("--out", required=True, type=Path, help="the case's directory")
+    ap.add_argument("--case", required=True, help="its id (embedded_plan)")
+    ap.add_argument("--family", required=True, choices=FAMILIES)
+    ap.add_argument("--category", default=None,
+                    help="its subcategory (raycaster.CATEGORIES); omitted: the family's default content")
     ap.add_argument("--width", type=int, required=True)
     ap.add_argument("--height", type=int, required=True)
-    ap.add_argument("--trajectories", required=True, help="JSON: family -> trajectory names")
+    ap.add_argument("--trajectories", required=True, help="JSON: the case's trajectory names")
     ap.add_argument("--trajectory-params", default="{}", help="JSON: trajectories.build keyword arguments")
-    ap.add_argument("--per-category", type=int, default=0,
-                    help="cases per subcategory (raycaster.CATEGORIES), besides --per-family; 0: none")
     args = ap.parse_args(argv)
-    written = write_embedded_cases(args.out, args.per_family, args.width, args.height,
-                                   json.loads(args.trajectories), json.loads(args.trajectory_params),
-                                   per_category=args.per_category)
-    print(f"[cases] {len(written)} embedded cases -> {args.out}")
+    write_embedded_case(args.out, args.case, args.family, args.category, args.width, args.height,
+                        json.loads(args.trajectories), json.loads(args.trajectory_params))
+    print(f"[cases] {args.case} -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,14 @@
-"""One estimator over every rollout of a model: the cached perception scoring reads (Section 4).
+"""The configured estimators over one case's rollouts of a model: the cached perception scoring reads (Section 4).
 
-    python -m worldmemory.worldmembench.perceive --cases DIR --rollouts DIR \
-        --capability tracking --backend optical-flow --out results/worldmembench/perception/M/tracking.npz
+    python -m worldmemory.worldmembench.perceive --case CASE_DIR --rollouts results/worldmembench/rollouts/M/CASE \
+        --estimators '{"tracking": {"backend": "optical-flow"}, ...}' --out results/worldmembench/perception/M/CASE
 
-What each capability estimates per rollout (``case/trajectory``), at the video's own size:
+One job per (model, case), like the rollouts: at the papers' size an estimator reads minutes of
+video per case. It writes ``<capability>.npz`` (perception.store) for every configured capability,
+with no entry where the capability reads nothing of the case's family (APPLIES): tracking reads
+human and object cases, depth environment cases, faces human cases, the event judge dynamic cases,
+camera and quality every static-memory case. What each capability estimates per rollout
+(``case/trajectory``), at the video's own size:
 
   * ``tracking``: the masks of every person and object target of a human or object case,
     started from the target's mask in the conditioning frame (resized to the video if the model
@@ -42,11 +47,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from worldmemory.common.progress import PERCEIVED, report
+from worldmemory.common.rollout_index import read_unit_manifest
 from worldmemory.common.video import read_video
 from worldmemory.perception import registry
 from worldmemory.perception.judge import event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
-from worldmemory.worldmembench.cases import load_cases
+from worldmemory.worldmembench.cases import load_case, load_cases
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     DynamicCase,
     JudgeAnswer,
@@ -59,18 +66,47 @@ from worldmemory.worldmembench.trajectories import load_trajectory
 CAPABILITIES = ("tracking", "camera", "second_camera", "depth", "faces", "imaging_quality", "aesthetic_quality",
                 "judge")
 ENTITY_KINDS = {"human": "person", "object": "object"}
+STATIC = ("human", "object", "environment")
+# capability -> the case families whose rollouts it estimates anything of (the readers in score.py)
+APPLIES = {"tracking": ("human", "object"), "camera": STATIC, "second_camera": STATIC, "depth": ("environment",),
+           "faces": ("human",), "imaging_quality": STATIC, "aesthetic_quality": STATIC, "judge": ("dynamic",)}
 
 
 def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str,
              options: dict | None = None) -> dict[str, dict]:
     """Estimates (``case/trajectory`` -> fields) of ``capability`` by ``backend_name`` (built with
-    ``options``) over every rollout of the model in ``rollouts_dir``."""
+    ``options``) over every rollout of the model in ``rollouts_dir`` (its manifest.json)."""
     if capability not in CAPABILITIES:
         raise ValueError(f"unknown capability {capability!r}; valid: {', '.join(CAPABILITIES)}")
     backend = registry.create(capability, backend_name, **(options or {}))
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
     cases = {case["id"]: case for case in load_cases(cases_dir)}
+    return _estimate(capability, backend, root, manifest, cases)
+
+
+def perceive_case(case: dict, case_rollouts, estimators: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Capability -> estimates of every configured estimator (capability -> {"backend", "options"})
+    over the rollouts in ``case_rollouts`` (a case's rollout directory, with its rollouts.json);
+    a capability that reads nothing of the case's family, or marked ``"skip": true`` (no metric
+    the run scores reads it), gets none and builds no backend."""
+    unknown = sorted(set(estimators) - set(CAPABILITIES))
+    if unknown:
+        raise ValueError(f"unknown capabilities {', '.join(unknown)}; valid: {', '.join(CAPABILITIES)}")
+    case_rollouts = Path(case_rollouts)
+    manifest = read_unit_manifest(case_rollouts)
+    estimates = {}
+    for capability, spec in estimators.items():
+        if spec.get("skip") or case["family"] not in APPLIES[capability]:
+            estimates[capability] = {}
+            continue
+        backend = registry.create(capability, spec["backend"], **spec.get("options", {}))
+        estimates[capability] = _estimate(capability, backend, case_rollouts.parent, manifest, {case["id"]: case})
+    return estimates
+
+
+def _estimate(capability: str, backend, root: Path, manifest: dict, cases: dict) -> dict[str, dict]:
+    """Estimates of ``capability`` by ``backend`` over the rollouts of ``manifest`` (files under ``root``)."""
     estimates = {}
     for entry in manifest["rollouts"]:
         key = f"{entry['case']}/{entry['trajectory']}"
@@ -188,16 +224,20 @@ def scaled_intrinsics(K: np.ndarray, case: dict, width: int, height: int) -> np.
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", required=True, help="directory of case directories")
-    ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
-    ap.add_argument("--capability", required=True, choices=CAPABILITIES)
-    ap.add_argument("--backend", required=True, help="the backend's registry name (perception.registry)")
-    ap.add_argument("--options", type=json.loads, default={},
-                    help="the backend's keyword arguments (JSON; perception.estimators)")
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--case", required=True, help="the case's directory (with case.json)")
+    ap.add_argument("--rollouts", required=True, type=Path,
+                    help="the case's rollout directory of one model (<model's rollouts>/<case>)")
+    ap.add_argument("--estimators", required=True, type=json.loads,
+                    help='capability -> {"backend": registry name, "options": keyword arguments, "skip": '
+                         "true to write no estimates} (JSON; perception.estimators)")
+    ap.add_argument("--out", required=True, type=Path, help="the case's perception directory")
     args = ap.parse_args(argv)
-    estimates = perceive(args.cases, args.rollouts, args.capability, args.backend, args.options)
-    save_estimates(args.out, args.backend, estimates)
+    estimates = perceive_case(load_case(args.case), args.rollouts, args.estimators)
+    for capability, spec in args.estimators.items():
+        save_estimates(args.out / f"{capability}.npz", spec["backend"], estimates[capability])
+    (args.out / PERCEIVED).write_text(json.dumps(sorted(args.estimators)) + "\n")
+    model = read_unit_manifest(args.rollouts)["model"]
+    report("worldmembench", "perception", model, args.out.parent, PERCEIVED)
 
 
 if __name__ == "__main__":

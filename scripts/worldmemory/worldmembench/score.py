@@ -1,13 +1,15 @@
-"""Per-model WorldMemBench scores, one metric family per job (Section 4).
+"""WorldMemBench scores of one model's rollouts of one case, every metric family (Section 4).
 
-Reads one model's rollout directory (manifest.json, videos, trajectory JSON and, for reference
-models, truth.npz) and writes, for one metric family (FAMILIES: General Video Quality, Static
-Memory, Dynamic Memory, Camera Following), a tidy long CSV: a row per (model, case, family,
-trajectory, metric, target, revisit) holding the raw per-revisit or per-rollout score, whether a
-valid observation existed and, where the value is NaN, why. Every aggregate of ``tables.py``
-(Eq. 1, means over rollouts, the Table 5 decomposition) can be recomputed from these rows, which
-the tables read back in one canonical order (tables.canonical_order), so splitting the families
-into files changes no number.
+Reads the case's rollouts of one model (its rollouts.json, videos, trajectory JSON and, for
+reference models, truth.npz) and writes, for each metric family (FAMILIES: General Video Quality,
+Static Memory, Dynamic Memory, Camera Following), a tidy long CSV: a row per (model, case,
+family, trajectory, metric, target, revisit) holding the raw per-revisit or per-rollout score,
+whether a valid observation existed and, where the value is NaN, why. One job per (model, case),
+as the rollouts and perception; ``gather`` joins a model's cases into one file per family
+(rule worldmembench_scores), text for text, which is what the tables read. Every aggregate of
+``tables.py`` (Eq. 1, means over rollouts, the Table 5 decomposition) can be recomputed from
+these rows, which the tables read back in one canonical order (tables.canonical_order), so
+splitting the rows into files changes no number.
 
 Target masks, depth, camera poses, quality and event judgements come from a
 ``perception.Perception``: for a reference model the ORACLE (the truth channels it wrote), for any
@@ -56,13 +58,16 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
+from worldmemory.common.progress import report
 from worldmemory.common.provenance import write_job_info
+from worldmemory.common.rollout_index import read_unit_manifest
 from worldmemory.common.video import read_video, video_shape
 from worldmemory.perception import registry
 from worldmemory.perception.base import Unavailable
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.features import cosine, feature_backend, global_feature, patch_features_of, pool_under_mask
-from worldmemory.worldmembench.cases import load_cases
+from worldmemory.worldmembench.cases import load_case, load_cases
+from worldmemory.worldmembench.gather import INFO
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
@@ -90,16 +95,37 @@ FLOAT_FORMAT = "%.10g"
 
 def score_model(cases_dir, rollouts_dir, family: str, backend, estimates=None,
                 min_pixels: int = MIN_PIXELS, grid: tuple[int, int] = SPHERE_GRID) -> pd.DataFrame:
-    """Score rows (COLUMNS) of one metric ``family`` over every rollout of one model, sorted by
-    case then trajectory. A reference model is perceived by the oracle; any other by
-    ``estimates`` (capability -> cached Estimates or the reason it has none; see
+    """Score rows (COLUMNS) of one metric ``family`` over every rollout of one model (its
+    manifest.json), sorted by case then trajectory. A reference model is perceived by the oracle;
+    any other by ``estimates`` (capability -> cached Estimates or the reason it has none; see
     perception.estimated_sources)."""
-    if family not in FAMILIES:
-        raise ValueError(f"unknown score family {family!r}; valid: {', '.join(FAMILIES)}")
     root = Path(rollouts_dir)
     manifest = json.loads((root / "manifest.json").read_text())
-    model = manifest["model"]
     cases = {case["id"]: case for case in load_cases(cases_dir)}
+    return score_rollouts(root, manifest, cases, family, backend, estimates, min_pixels, grid)
+
+
+def score_case_rollouts(case: dict, case_rollouts, backend, backends: dict | None = None, estimates_dir=None,
+                        min_pixels: int = MIN_PIXELS, families=FAMILIES) -> dict[str, pd.DataFrame]:
+    """Family -> score rows of one case's rollouts of one model (``case_rollouts``, the case's
+    rollout directory with its rollouts.json), for each of ``families`` (the others: no rows); a
+    model without truth channels is perceived through ``backends`` (capability -> name) and the
+    case's estimates in ``estimates_dir``."""
+    case_rollouts = Path(case_rollouts)
+    manifest = read_unit_manifest(case_rollouts)
+    return {family: score_rollouts(case_rollouts.parent, manifest, {case["id"]: case}, family, backend,
+                                   None if manifest["ground_truth"] else
+                                   estimated_sources(family, backends or {}, estimates_dir), min_pixels)
+            if family in families else pd.DataFrame(columns=COLUMNS) for family in FAMILIES}
+
+
+def score_rollouts(root: Path, manifest: dict, cases: dict, family: str, backend, estimates=None,
+                   min_pixels: int = MIN_PIXELS, grid: tuple[int, int] = SPHERE_GRID) -> pd.DataFrame:
+    """Score rows of one metric ``family`` over the rollouts of ``manifest`` (files under ``root``,
+    cases by id in ``cases``), sorted by case then trajectory."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown score family {family!r}; valid: {', '.join(FAMILIES)}")
+    model = manifest["model"]
     rows = []
     for entry in sorted(manifest["rollouts"], key=lambda e: (e["case"], e["trajectory"])):
         if entry["case"] not in cases:
@@ -397,31 +423,38 @@ def write_scores(scores: pd.DataFrame, path) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", required=True, help="directory of case directories")
-    ap.add_argument("--rollouts", required=True, help="one model's rollout directory")
-    ap.add_argument("--family", required=True, choices=FAMILIES, help="the metric family to score")
+    ap.add_argument("--case", required=True, help="the case's directory (with case.json)")
+    ap.add_argument("--rollouts", required=True, type=Path,
+                    help="the case's rollout directory of one model (<model's rollouts>/<case>)")
     ap.add_argument("--perception", default="{}",
                     help="capability -> backend (JSON) of a model without truth channels")
-    ap.add_argument("--estimates", help="the model's perception directory (perceive.py's files)")
+    ap.add_argument("--estimates", help="the case's perception directory (perceive.py's files)")
     ap.add_argument("--features", default=ColourGradientPatches.name, choices=registry.names("features")[:-1])
     ap.add_argument("--features-model", help="the learned features' checkpoint (directory or Hugging Face id)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--max-side", type=int, help="DINOv2: shrink frames to this longer side")
     ap.add_argument("--min-pixels", type=int, default=MIN_PIXELS)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--out-info", help="the job's sidecar (JSON): model, family, backends, device, packages")
+    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES),
+                    help="the metric families to score (the others' files get no rows)")
+    ap.add_argument("--out", required=True, type=Path,
+                    help="the case's score directory: <family>.csv for every family and info.json")
     args = ap.parse_args(argv)
-    ground_truth = json.loads((Path(args.rollouts) / "manifest.json").read_text())["ground_truth"]
-    backends = {} if ground_truth else json.loads(args.perception)
-    estimates = None if ground_truth else estimated_sources(args.family, backends, args.estimates)
-    features = None  # appearance features: the static family only
-    if args.family == "static":
+    case = load_case(args.case)
+    manifest = read_unit_manifest(args.rollouts)
+    backends = {} if manifest["ground_truth"] else json.loads(args.perception)
+    # appearance features: the static family only, which reads nothing of a dynamic case
+    features = None
+    if case["family"] != "dynamic" and "static" in args.families:
         features = feature_backend(args.features, args.features_model, args.device, args.max_side)
-    write_scores(score_model(args.cases, args.rollouts, args.family, features, estimates, args.min_pixels), args.out)
-    if args.out_info:
-        perceived = {c: "oracle" if ground_truth else backends.get(c, registry.NONE) for c in NEEDS[args.family]}
-        write_job_info(args.out_info, model=Path(args.rollouts).name, family=args.family, perception=perceived,
-                       features=features.name if features else None, device=args.device)
+    scored = score_case_rollouts(case, args.rollouts, features, backends, args.estimates, args.min_pixels,
+                                 args.families)
+    for family, rows in scored.items():
+        write_scores(rows, args.out / f"{family}.csv")
+    perceived = {c: "oracle" if manifest["ground_truth"] else backends.get(c, registry.NONE)
+                 for family in args.families for c in NEEDS[family]}
+    write_job_info(args.out / INFO, model=manifest["model"], perception=perceived,
+                   features=features.name if features else None, device=args.device)
+    report("worldmembench", "scores", manifest["model"], args.out.parent, INFO)
 
 
 if __name__ == "__main__":

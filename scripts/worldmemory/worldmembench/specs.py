@@ -7,7 +7,13 @@ were scored, not what a config intended: resolution (width x height), fps, frame
 trajectory, and the conditioning frame's size (the case camera). Seed, sampling and inference
 setting live in each model's own code, not in its rollouts: they are not reported.
 
-    python -m worldmemory.worldmembench.specs --cases DIR --rollouts DIR [DIR ...] --out table4.csv
+Beside it, ``--latency`` writes what each model's rollouts cost, from the cost sidecars its
+rollout jobs recorded (common.usage, costs.csv): Appendix H's latency (mean end-to-end seconds
+per video; ours also the median, milliseconds per frame and the peak resident and GPU memory).
+Timed, so not byte-stable across runs, unlike Table 4.
+
+    python -m worldmemory.worldmembench.specs --cases DIR --rollouts DIR [DIR ...] --out table4.csv \
+        --latency latency.csv
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from worldmemory.worldmembench.cases import load_cases
 from worldmemory.worldmembench.trajectories import TRAJECTORIES, load_trajectory
 
 COLUMNS = ["model", "kind", "resolution", "fps", "frames", "duration_s", "conditioning"]
+LATENCY_COLUMNS = ["model", "rollouts", "mean_s", "median_s", "ms_per_frame", "peak_rss_mb", "peak_gpu_mb"]
 
 
 def _distinct(values) -> str:
@@ -58,15 +65,34 @@ def table4(cases_dir, rollouts_dirs) -> pd.DataFrame:
     return pd.DataFrame([model_specs(d, cases) for d in rollouts_dirs], columns=COLUMNS)
 
 
+def latency(rollouts_dirs) -> pd.DataFrame:
+    """A row per model directory (its costs.csv): rollouts, mean and median wall seconds per
+    rollout, median milliseconds per frame, largest peak resident and GPU memory (NaN unread)."""
+    rows = []
+    for directory in rollouts_dirs:
+        costs = pd.read_csv(Path(directory) / "costs.csv")
+        manifest = json.loads((Path(directory) / "manifest.json").read_text())
+        rows.append({"model": manifest["model"], "rollouts": len(costs), "mean_s": costs["wall_s"].mean(),
+                     "median_s": costs["wall_s"].median(),
+                     "ms_per_frame": (1000 * costs["wall_s"] / costs["n_frames"]).median(),
+                     "peak_rss_mb": costs["peak_rss_mb"].max(), "peak_gpu_mb": costs["peak_gpu_mb"].max()})
+    return pd.DataFrame(rows, columns=LATENCY_COLUMNS).round(3)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", required=True, type=Path)
     parser.add_argument("--rollouts", nargs="+", required=True, type=Path, help="one directory per model")
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--latency", type=Path, help="also write the models' rollout costs here")
     args = parser.parse_args(argv)
     table = table4(args.cases, args.rollouts)
     write_csv(table, args.out)
     print(table.to_string(index=False))
+    if args.latency:
+        costs = latency(args.rollouts)
+        write_csv(costs, args.latency)
+        print(costs.to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+"""What a benchmark study runs, known before anything runs: its cases and its runs.
+
+The rules plan one job per (run, case) from these, and ``./run.sh plan`` counts and prices the
+same jobs from them (worldmemory.workflow.plan), so the two cannot drift apart. ``block`` is a
+study's config block with the schema's defaults filled in.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from worldmemory.persistbench.plan import sequence_plan
+from worldmemory.worldmembench.cases import embedded_plan, user_cases
+
+REPLAY = ".replay"  # the suffix of a reference model replayed as an external model (no model may use it)
+REPLAY_KEY = {"worldmembench": "{case}/{trajectory_name}", "persistbench": "{sequence}"}
+
+
+def benchmark_runs(study: str, block: dict) -> dict[str, dict]:
+    """Every run of a benchmark study, name -> spec: its models and, with ``agreement`` on, each
+    reference model replayed as an external model (``<model>.replay``, worldmemory.external.replay),
+    which reaches scoring without truth channels: the configured estimators score the same
+    pixels as the oracle (the perception-agreement tables)."""
+    runs = dict(block["models"])
+    for name, spec in block["models"].items():
+        if block["agreement"] and spec["kind"] == "reference":
+            source = shlex.quote(f"results/{study}/rollouts/{name}")
+            command = (f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
+                       " --request {request}")
+            runs[name + REPLAY] = {"kind": "external", "replays": name, "command": command,
+                                   "trajectory_params": spec.get("trajectory_params", {}), "gpu": 0,
+                                   "mem_mb": 2000, "runtime": 30}
+    return runs
+
+
+def worldmembench_cases(block: dict) -> dict[str, dict]:
+    """Case id -> {family, category, trajectories}: the embedded plan of the config, or a user
+    directory's validated cases; sorted by id."""
+    cases = block["cases"]
+    if cases["source"] == "embedded":
+        plan = embedded_plan(cases["per_family"], cases["per_category"])
+        found = {c: {"family": f, "category": g, "trajectories": cases["trajectories"][f]} for c, f, g in plan}
+    else:
+        found = {c: {"family": m["family"], "category": m.get("category"), "trajectories": m["trajectories"]}
+                 for c, m in user_cases(cases["source"]).items()}
+    return dict(sorted(found.items()))
+
+
+def persistbench_sequences(block: dict) -> list[str]:
+    """The sequence ids, in preparation order (persistbench.plan)."""
+    return sequence_plan(block["sequences"]["source"], block["sequences"]["per_kind"])
