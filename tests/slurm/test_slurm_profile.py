@@ -1,7 +1,9 @@
 """profiles/slurm for real: a one-node SLURM cluster on this machine (tests/slurm/cluster.py) runs
-tests/config/tiny_worldmembench.yaml through the profile to its tables. The jobs went through
-sbatch, the per-model score jobs and the three table jobs each travelled as one SLURM job (the
-profile's groups), and the tables are byte-identical to a local run of the same config.
+tests/config/tiny_worldmembench.yaml, two models of four cases each, through the profile to its
+tables. The jobs went through sbatch; the cases' renders travelled as one SLURM job, the models'
+rollouts as several (two cases per job here), which ran at the same time, the scores of every
+case as one and the three table jobs as one (the profile's groups); the per-model lists ran where
+Snakemake runs; the tables are byte-identical to a local run of the same config.
 
 The cluster test needs root and Debian's munge, slurmctld, slurmd and slurm-client (.ci/run
 installs them when it runs as root) and is skipped without them; the profile checks above it need
@@ -24,6 +26,7 @@ PROFILE = REPO / "profiles" / "slurm" / "config.yaml"
 TINY = REPO / "tests" / "config" / "tiny_worldmembench.yaml"
 TARGETS = ["results/table2.csv", "results/worldmembench/figure5.png", "results/worldmembench/table12.csv"]
 MODELS = ["omniscient", "camera-error"]  # two of the tiny config's models: the run stays short
+CASES = ["dynamic_000", "environment_000", "human_000", "object_000"]
 FAMILIES = ["quality", "static", "dynamic", "camera"]
 # Every table and figure of the run and the per-model scores; the provenance sidecars (.json)
 # record times and hosts.
@@ -45,7 +48,7 @@ def _python_env():
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 
 
-def _test_profile(directory, partition=cluster.PARTITION, cores=None, cluster_settings=False):
+def _test_profile(directory, partition=cluster.PARTITION, cores=None, cluster_settings=False, rollouts_per_job=None):
     """The profile as a user runs it, with only what this machine needs changed:
 
     * no `software-deployment-method: conda`: no conda channel is reachable from here, and the
@@ -67,6 +70,8 @@ def _test_profile(directory, partition=cluster.PARTITION, cores=None, cluster_se
             resources["slurm_partition"] = partition
     if cores is not None:
         profile["cores"] = cores
+    if rollouts_per_job is not None:
+        profile["group-components"]["wmb_rollouts"] = rollouts_per_job
     if cluster_settings:
         profile.update({"slurm-status-command": "squeue", "slurm-init-seconds-before-status-checks": 5,
                         "seconds-between-status-checks": 5, "slurm-keep-successful-logs": True})
@@ -110,7 +115,11 @@ def test_profile_settings():
         # a group of siblings runs one job at a time: each holds the one serial slot
         if profile["group-components"][group] > 1:
             assert profile["set-resources"][rule] == {"serial": 1}, rule
-    assert profile["resources"] == ["serial=1"]
+    # one slot within each SLURM job, not across them: group jobs run at once
+    assert profile["resources"] == ["serial=1"] and profile["set-resource-scopes"] == ["serial=local"]
+    # the rollouts of a model never travel as one job per model: a few cases per SLURM job
+    assert profile["groups"]["worldmembench_rollout"] != profile["groups"]["worldmembench_perceive"]
+    assert profile["group-components"][profile["groups"]["worldmembench_rollout"]] <= 4
 
 
 def _gres(resources):
@@ -163,7 +172,7 @@ def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("slurm")
     slurm = cluster.SlurmCluster(root / "cluster").start()
     try:
-        profile = _test_profile(root / "profile", cores=slurm.cpus, cluster_settings=True)
+        profile = _test_profile(root / "profile", cores=slurm.cpus, cluster_settings=True, rollouts_per_job=2)
         on_slurm, local = root / "slurm_run", root / "local_run"
         config = yaml.safe_load(TINY.read_text())
         config["worldmembench"]["models"] = {m: config["worldmembench"]["models"][m] for m in MODELS}
@@ -189,7 +198,7 @@ def runs(tmp_path_factory):
             _wait(here)
         queue = subprocess.run(["squeue", "--states=all", "--noheader", "--format=%i|%T|%j"],
                                env=env, capture_output=True, text=True, check=True).stdout
-        jobs = {}  # SLURM's record of every job: what it was given
+        jobs = {}  # SLURM's record of every job: what it was given, when it ran
         for line in subprocess.run(["scontrol", "show", "job", "--oneliner"], env=env, capture_output=True,
                                    text=True, check=True).stdout.splitlines():
             fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
@@ -207,9 +216,9 @@ def _submissions(workdir):
 
 def test_the_jobs_went_through_sbatch(runs):
     submitted = _submissions(runs["slurm"])
-    # cases, two rollouts, one group job for the 8 score jobs (2 models x 4 families), one for
-    # the three table jobs
-    assert len(submitted) == 5, submitted
+    # the four cases' renders in one, the 2 x 4 rollouts two cases a job, the 8 score jobs of the two
+    # models' cases in one, the three table jobs in one; the per-model lists (localrules) in none
+    assert len(submitted) == 1 + 4 + 1 + 1, submitted
     queue = {i: (state, name) for i, state, name in (row.split("|") for row in runs["queue"].split())}
     for _, jobid, log in submitted:
         assert queue[jobid][0] == "COMPLETED", (jobid, queue.get(jobid))
@@ -218,24 +227,35 @@ def test_the_jobs_went_through_sbatch(runs):
     # The plugin's log directory names the rule, or the group and its rules.
     logs = runs["slurm"] / ".snakemake" / "slurm_logs"
     kinds = sorted(Path(log).relative_to(logs).parts[0] for _, _, log in submitted)
-    assert kinds == ["group_wmb_scores_worldmembench_score",
-                     "group_wmb_tables_worldmembench_qualification_worldmembench_revisits_worldmembench_table2",
-                     "rule_worldmembench_cases", *["rule_worldmembench_rollout"] * 2]
+    assert kinds == ["group_wmb_cases_worldmembench_case", "group_wmb_evaluation_worldmembench_score",
+                     *["group_wmb_rollouts_worldmembench_rollout"] * 4,
+                     "group_wmb_tables_worldmembench_qualification_worldmembench_revisits_worldmembench_table2"]
 
 
 def test_the_short_jobs_ran_one_after_another_inside_their_group_jobs(runs):
     """Each group was one SLURM job sized for its jobs run one at a time: one job's CPU and
-    memory, the jobs' runtimes added (2 models' score jobs: static 60 min, three others 15 min
-    each; 3 table jobs of 10 min)."""
+    memory, the jobs' runtimes added (2 models' score jobs: 30 min for each static case, 15 for
+    the dynamic one; 3 table jobs of 10 min; 2 rollouts of 60 min)."""
     logs = runs["slurm"] / ".snakemake" / "slurm_logs"
-    (scores,) = logs.glob("group_wmb_scores_*/*.log")
-    assert all(f"scores/{m}/{f}.csv" in scores.read_text() for m in MODELS for f in FAMILIES)
+    (scores,) = logs.glob("group_wmb_evaluation_*/*.log")
+    assert all(f"scores/{m}/cases/{c}" in scores.read_text() for m in MODELS for c in CASES)
     (tables,) = logs.glob("group_wmb_tables_*/*.log")
     assert all(f"rule {rule}:" in tables.read_text() for rule in (
         "worldmembench_table2", "worldmembench_revisits", "worldmembench_qualification"))
-    for log, (memory, time_limit) in ((scores, ("4000M", "03:30:00")), (tables, ("2000M", "00:30:00"))):
+    rollouts = sorted(logs.glob("group_wmb_rollouts_*/*.log"))
+    sized = [(scores, ("4000M", "03:30:00")), (tables, ("2000M", "00:30:00")),
+             *((log, ("4000M", "02:00:00")) for log in rollouts)]
+    for log, (memory, time_limit) in sized:
         job = runs["jobs"][log.stem]
         assert (job["NumCPUs"], job["MinMemoryNode"], job["TimeLimit"]) == ("1", memory, time_limit), job
+
+
+def test_group_jobs_run_at_the_same_time(runs):
+    """The serial slot limits each SLURM job, not the run: rollout jobs of several cases ran at once."""
+    logs = runs["slurm"] / ".snakemake" / "slurm_logs"
+    spans = sorted((runs["jobs"][log.stem]["StartTime"], runs["jobs"][log.stem]["EndTime"])
+                   for log in logs.glob("group_wmb_rollouts_*/*.log"))
+    assert any(b_start < a_end for (_, a_end), (b_start, _) in zip(spans, spans[1:])), spans
 
 
 def test_outputs_are_byte_identical_to_a_local_run(runs):
