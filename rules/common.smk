@@ -4,6 +4,7 @@
 # unquoted placeholders are params named *_args, argument lists this file builds with
 # shlex.join (tests/workflow/test_shell_safety.py enforces both).
 
+import functools
 import json
 import os
 import re
@@ -190,9 +191,9 @@ def worldmembench_cases_root():
     return "results/worldmembench/cases" if source == "embedded" else source
 
 
-def worldmembench_case_dir(wildcards):
-    """Input function: the case's directory."""
-    return os.path.join(worldmembench_cases_root(), wildcards.case)
+def worldmembench_case_dir():
+    """The case's directory as a pattern of the {case} wildcard (braces in the path escaped)."""
+    return os.path.join(worldmembench_cases_root().replace("{", "{{").replace("}", "}}"), "{case}")
 
 
 def worldmembench_rollout_args(wildcards):
@@ -220,19 +221,15 @@ def uses_learned_features(study):
 
 
 def features_input(study):
-    """Input function: the weights directory a study's score jobs read ([] for the non-learned
-    descriptor): for `dinov2`, the user's local directory or where rule prefetch_dinov2 puts the
-    top-level id; for a mapping, its own (estimators.Estimator.weights_dir, prefetch_perception)."""
-
-    def files(wildcards):
-        value = config[study]["features"]
-        if isinstance(value, dict):
-            return parse_estimator(value).weights_dir()
-        if value != "dinov2":
-            return []
-        return config["dinov2"] if os.path.isdir(config["dinov2"]) else DINOV2_DIR
-
-    return files
+    """The weights directory a study's score jobs read ([] for the non-learned descriptor): for
+    `dinov2`, the user's local directory or where rule prefetch_dinov2 puts the top-level id; for
+    a mapping, its own (estimators.Estimator.weights_dir, prefetch_perception)."""
+    value = config[study]["features"]
+    if isinstance(value, dict):
+        return parse_estimator(value).weights_dir()
+    if value != "dinov2":
+        return []
+    return config["dinov2"] if os.path.isdir(config["dinov2"]) else DINOV2_DIR
 
 
 def features_args(study):
@@ -295,12 +292,14 @@ def model_args(spec):
     return shlex.join(args)
 
 
+@functools.cache  # the config does not change while the DAG is built: parsed once, not per job
 def estimators(study):
     """Capability -> backend name of the study's estimators (the ``none`` ones left out)."""
     named = {c: parse_estimator(value).backend for c, value in sorted(config[study]["perception"].items())}
     return {c: name for c, name in named.items() if name != "none"}
 
 
+@functools.cache
 def configured_estimator(study, capability):
     """The study's estimator of ``capability`` (worldmemory.perception.estimators.Estimator)."""
     return parse_estimator(config[study]["perception"][capability])

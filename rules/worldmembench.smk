@@ -13,6 +13,7 @@ WMB_MODELS = WMB["models"]
 WMB_RUNS = benchmark_runs("worldmembench")
 WMB_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)
 WMB_CASES = worldmembench_cases()  # case id -> family, trajectories (sorted by id)
+WMB_CASE_DIR = worldmembench_case_dir()
 STUDY_UNITS["worldmembench"] = len(WMB_CASES)
 WMB_ESTIMATED = sorted(run for run, spec in WMB_RUNS.items() if spec["kind"] == "external")
 # The study's category in `snakemake --report` (captions under report/).
@@ -72,7 +73,7 @@ rule worldmembench_case:
 # a rerun after a failure redoes only the rollout that failed (worldmemory/common/rollout_store.py).
 rule worldmembench_rollout:
     input:
-        case=worldmembench_case_dir,
+        case=WMB_CASE_DIR,
         replayed=replayed_unit(WMB_RUNS, "worldmembench", "case"),
     output:
         directory("results/worldmembench/rollouts/{model}/{case}"),
@@ -130,7 +131,7 @@ rule worldmembench_rollouts:
 # model or a replay); reference models need none (their scores read the truth channels).
 rule worldmembench_perceive:
     input:
-        case=worldmembench_case_dir,
+        case=WMB_CASE_DIR,
         rollouts="results/worldmembench/rollouts/{model}/{case}",
         weights=perceive_weights(WMB_APPLYING),
     output:
@@ -157,7 +158,7 @@ rule worldmembench_perceive:
 # Every metric family of one case's rollouts of one run.
 rule worldmembench_score:
     input:
-        case=worldmembench_case_dir,
+        case=WMB_CASE_DIR,
         rollouts="results/worldmembench/rollouts/{model}/{case}",
         estimates=estimate_dir("worldmembench", WMB_RUNS, "case"),
         features=features_input("worldmembench"),

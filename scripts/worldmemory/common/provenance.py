@@ -58,8 +58,19 @@ def package_versions() -> dict:
 def write_job_info(path, **fields) -> None:
     """A model job's own sidecar: ``fields`` (model, device, ...) and the packages of the
     environment it ran in, which the table sidecars list under "models"."""
-    record = {**fields, "packages": package_versions()}
+    write_info(path, {**fields, "packages": package_versions()})
+
+
+def write_info(path, record: dict) -> None:
     Path(path).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def joined_job_info(paths) -> dict:
+    """One sidecar for a model's per-case score jobs (run with one config in one environment): the
+    first case's, with the first feature backend any of them loaded (a case that reads no features
+    records none)."""
+    infos = [json.loads(Path(p).read_text()) for p in paths]
+    return {**infos[0], "features": next((i["features"] for i in infos if i["features"]), None)}
 
 
 def provenance(config: dict, repo, models: list[dict], outputs: list, seeds: dict) -> dict:

@@ -29,6 +29,14 @@ from pathlib import Path
 FINISHED = "finished.json"
 
 
+def add_store_arguments(parser, unit: str) -> None:
+    """The rollout CLIs' --store and --replayed options (``unit``: case or sequence)."""
+    parser.add_argument("--store", type=Path, default=None,
+                        help="--kind external: make each rollout here first, link it into --out once finished")
+    parser.add_argument("--replayed", type=Path, default=None,
+                        help=f"the {unit}'s rollout directory of the model the command replays (part of the identity)")
+
+
 def identity_digest(values: dict, files: list[Path] = ()) -> str:
     """sha256 of ``values`` (JSON, keys sorted) and of the bytes of ``files`` (each file, or every
     file under a directory, by its path relative to it): what a stored rollout must match."""

@@ -10,13 +10,15 @@ studies, which import it and never each other: where a template may put its plac
 
 from worldmemory.external.command import (
     KILL_GRACE_S,
+    KINDS,
     OUTPUT_TAIL,
     VIDEO_NAME,
     TimeLimit,
     check_video,
     run_model,
+    run_params,
 )
 from worldmemory.external.template import check_template, quoting_problem, render
 
-__all__ = ["KILL_GRACE_S", "OUTPUT_TAIL", "VIDEO_NAME", "TimeLimit", "check_template",
-           "check_video", "quoting_problem", "render", "run_model"]
+__all__ = ["KILL_GRACE_S", "KINDS", "OUTPUT_TAIL", "VIDEO_NAME", "TimeLimit", "check_template",
+           "check_video", "quoting_problem", "render", "run_model", "run_params"]

@@ -23,8 +23,22 @@ from worldmemory.common.video import video_shape
 from worldmemory.external.template import check_template, render
 
 VIDEO_NAME = "video.mp4"
+KINDS = ("reference", "external")  # a benchmark's model: rendered here, or a command run per rollout
 OUTPUT_TAIL = 2000  # characters of the command's output quoted in an error
 KILL_GRACE_S = 10.0  # between SIGTERM and SIGKILL of a command's process group
+
+
+def run_params(kind: str, command: str | None, placeholders: tuple[str, ...], resolve_reference) -> dict:
+    """A run's manifest ``params``: an external model's command template (checked against the
+    study's ``placeholders``), or a reference model's resolved parameters (``resolve_reference()``)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
+    if kind == "external":
+        if not command:
+            raise ValueError("--kind external needs --command (a command template)")
+        check_template(command, placeholders)
+        return {"command": command}
+    return resolve_reference()
 
 
 class TimeLimit:

@@ -12,10 +12,10 @@ model's job sidecar: estimators, features, device, packages of the sequence jobs
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from worldmemory.common.progress import SCORED
+from worldmemory.common.provenance import joined_job_info, write_info
 from worldmemory.persistbench.perception import FAMILY
 from worldmemory.report.tables import concat_csv
 
@@ -26,11 +26,9 @@ def gather(scores_dir, sequences: list[str]) -> int:
     """Write the model's files from its sequences' (in this order); the number of score rows."""
     scores_dir = Path(scores_dir)
     dirs = [scores_dir / "sequences" / sequence for sequence in sequences]
-    infos = [json.loads((d / INFO).read_text()) for d in dirs]
     rows = concat_csv([d / SCORES for d in dirs], scores_dir / SCORES)
     concat_csv([d / FRAMES for d in dirs], scores_dir / FRAMES)
-    info = {**infos[0], "features": next((i["features"] for i in infos if i["features"]), None)}
-    (scores_dir / f"{FAMILY}.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    write_info(scores_dir / f"{FAMILY}.json", joined_job_info([d / INFO for d in dirs]))
     return rows
 
 

@@ -31,7 +31,6 @@ answer (the drawn target is the reference target).
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from worldmemory.common import params as common_params
 from worldmemory.persistbench.equirect import perspective, project, view_directions
@@ -127,4 +126,6 @@ def hue_rotation(degrees: float) -> np.ndarray:
     """(3, 3) rotation of RGB colours about the grey axis: each colour's hue
     turns by ``degrees`` while its grey part and its distance from grey stay, so the change is
     one known amount for every colour (120 maps red to green, green to blue, blue to red)."""
+    from scipy.spatial.transform import Rotation  # 0.26 s to import: only the recoloured model's jobs pay it
+
     return Rotation.from_rotvec(np.radians(degrees) * np.full(3, 1 / np.sqrt(3))).as_matrix()

@@ -36,30 +36,21 @@ from PIL import Image
 from worldmemory.common.npz import save_npz
 from worldmemory.common.progress import report
 from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
-from worldmemory.common.rollout_store import RolloutStore, identity_digest
+from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest
 from worldmemory.common.usage import own_usage
 from worldmemory.common.video import read_video, write_video
-from worldmemory.external import VIDEO_NAME, TimeLimit, check_template, check_video, run_model
+from worldmemory.external import KINDS, VIDEO_NAME, TimeLimit, check_video, run_model, run_params
 from worldmemory.persistbench.equirect import view_rotation
 from worldmemory.persistbench.reference_models import resolve_params, run_reference
 from worldmemory.persistbench.sequences import load_sequences
 
-KINDS = ("reference", "external")
 PLACEHOLDERS = ("request", "video", "input_video", "cameras", "width", "height", "n_frames", "fps",
                 "sequence")
 
 
 def model_params(model: str, kind: str, params: dict | None, reference: str | None, command: str | None) -> dict:
-    """The manifest's ``params``: a reference model's resolved parameters, or the external
-    model's command template (checked)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
-    if kind == "external":
-        if not command:
-            raise ValueError("--kind external needs --command (a command template)")
-        check_template(command, PLACEHOLDERS)
-        return {"command": command}
-    return resolve_params(reference or model, params or {})
+    """The manifest's ``params`` (worldmemory.external.run_params)."""
+    return run_params(kind, command, PLACEHOLDERS, lambda: resolve_params(reference or model, params or {}))
 
 
 def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict | None = None,
@@ -170,10 +161,7 @@ def main(argv=None) -> None:
     parser.add_argument("--log-dir", default=None,
                         help="--kind external: copy the command's log to DIR/<sequence>.log, "
                              "outside --out, which Snakemake deletes when the job fails")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="--kind external: make the rollout here first (common.rollout_store)")
-    parser.add_argument("--replayed", type=Path, default=None,
-                        help="the sequence's rollout directory of the model the command replays")
+    add_store_arguments(parser, "sequence")
     parser.add_argument("--out", required=True, type=Path,
                         help="the sequence's rollout directory, <the model's rollout directory>/<sequence id>")
     args = parser.parse_args(argv)

@@ -87,20 +87,22 @@ def plan(config: dict, results: Path) -> pd.DataFrame:
 
 
 def wall_hours(table: pd.DataFrame, gpus: int) -> float:
-    """Wall hours of the GPU runs' rollouts on ``gpus`` GPUs (NaN if a GPU run is unpriced)."""
-    on_gpu = table[table["gpu"] > 0]
+    """Wall hours of the priced GPU runs' rollouts on ``gpus`` GPUs."""
+    on_gpu = table[(table["gpu"] > 0) & table["device_hours"].notna()]
     if on_gpu.empty:
         return 0.0
     return max(on_gpu["device_hours"].sum() / gpus, on_gpu["longest_job_h"].max())
 
 
 def summary(table: pd.DataFrame, gpus: int) -> str:
-    on_gpu = table[table["gpu"] > 0]
-    lines = [f"jobs: {int(table['jobs'].sum())} per-case and list jobs (plus each study's cases and tables)",
-             f"GPU rollouts: {int(on_gpu['rollouts'].sum())} videos, {on_gpu['device_hours'].sum():.1f} GPU-hours; "
-             f"on {gpus} GPU(s) about {wall_hours(table, gpus):.1f} h wall",
-             f"CPU rollouts: {int(table[table['gpu'] == 0]['rollouts'].sum())} videos, "
-             f"{table[table['gpu'] == 0]['device_hours'].sum():.1f} CPU-hours"]
+    lines = [f"jobs: {int(table['jobs'].sum())} per-case and list jobs (plus each study's cases and tables)"]
+    for device, runs in (("GPU", table[table["gpu"] > 0]), ("CPU", table[table["gpu"] == 0])):
+        priced = runs[runs["device_hours"].notna()]
+        line = (f"{device} rollouts: {int(runs['rollouts'].sum())} videos; {priced['device_hours'].sum():.1f} "
+                f"{device}-hours over the {len(priced)} of {len(runs)} runs priced")
+        if device == "GPU":
+            line += f"; on {gpus} GPU(s) about {wall_hours(table, gpus):.1f} h wall"
+        lines.append(line)
     unknown = table[table["source"] == "unknown"]["run"].tolist()
     if unknown:
         lines.append(f"unpriced (no recorded rollout, no rollout_minutes in the config): {', '.join(unknown)}")

@@ -12,10 +12,10 @@ the features, the device and the packages of the environment the case jobs ran i
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from worldmemory.common.progress import SCORED
+from worldmemory.common.provenance import joined_job_info, write_info
 from worldmemory.report.tables import concat_csv
 from worldmemory.worldmembench.perception import FAMILIES, NEEDS
 
@@ -26,14 +26,13 @@ def gather(scores_dir, cases: list[str]) -> dict[str, int]:
     """Write the model's per-family files from its cases' (in this order); family -> rows."""
     scores_dir = Path(scores_dir)
     case_dirs = [scores_dir / "cases" / case for case in cases]
-    infos = [json.loads((d / INFO).read_text()) for d in case_dirs]
-    features = next((i["features"] for i in infos if i["features"]), None)
+    joined = joined_job_info([d / INFO for d in case_dirs])
     counts = {}
     for family in FAMILIES:
         counts[family] = concat_csv([d / f"{family}.csv" for d in case_dirs], scores_dir / f"{family}.csv")
-        info = {**infos[0], "family": family, "features": features if family == "static" else None,
-                "perception": {c: infos[0]["perception"].get(c, "not scored") for c in NEEDS[family]}}
-        (scores_dir / f"{family}.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+        write_info(scores_dir / f"{family}.json", {
+            **joined, "family": family, "features": joined["features"] if family == "static" else None,
+            "perception": {c: joined["perception"].get(c, "not scored") for c in NEEDS[family]}})
     return counts
 
 

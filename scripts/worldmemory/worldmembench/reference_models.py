@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from worldmemory.common import params as common_params
 from worldmemory.common.geometry import pose, rotation_angle
@@ -109,6 +108,8 @@ def case_world(case: dict) -> World:
 def scale_rotation(poses, scale: float) -> np.ndarray:
     """Poses whose rotation relative to the first pose is scaled by ``scale`` (same axis, angle
     times scale); centres are unchanged. A camera that under- or over-turns (Section 4.3)."""
+    from scipy.spatial.transform import Rotation  # 0.26 s to import: only the camera-error model's jobs pay it
+
     poses = np.asarray(poses, dtype=float)
     start = poses[0, :3, :3]
     relative = Rotation.from_matrix(start.T @ poses[:, :3, :3]).as_rotvec()

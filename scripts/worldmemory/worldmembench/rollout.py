@@ -39,10 +39,10 @@ import numpy as np
 from worldmemory.common.npz import save_npz
 from worldmemory.common.progress import report
 from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
-from worldmemory.common.rollout_store import RolloutStore, identity_digest
+from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest
 from worldmemory.common.usage import own_usage
 from worldmemory.common.video import write_video
-from worldmemory.external import TimeLimit, check_template, check_video, run_model
+from worldmemory.external import KINDS, TimeLimit, check_video, run_model, run_params
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import load_case, load_cases
 from worldmemory.worldmembench.external import PLACEHOLDERS, write_request
@@ -53,21 +53,12 @@ from worldmemory.worldmembench.reference_models import (
     run_reference,
 )
 
-KINDS = ("reference", "external")
 CAMERA_KEYS = ("width", "height", "fov_deg")  # trajectory parameters that follow the case camera
 
 
-def model_params(model: str, kind: str, params: dict, reference: str | None, command: str | None) -> dict:
-    """The manifest's ``params``: a reference model's resolved parameters, or the external
-    model's command template (checked)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; valid: {', '.join(KINDS)}")
-    if kind == "external":
-        if not command:
-            raise ValueError("--kind external needs --command (a command template)")
-        check_template(command, PLACEHOLDERS)
-        return {"command": command}
-    return resolve_params(reference or model, params)
+def model_params(model: str, kind: str, params: dict | None, reference: str | None, command: str | None) -> dict:
+    """The manifest's ``params`` (worldmemory.external.run_params)."""
+    return run_params(kind, command, PLACEHOLDERS, lambda: resolve_params(reference or model, params))
 
 
 def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_params: dict,
@@ -208,10 +199,7 @@ def main(argv=None) -> None:
                         help="--kind external: copy each command's log to "
                              "DIR/<case>/<trajectory>.log, outside --out, which Snakemake "
                              "deletes when the job fails")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="--kind external: make each rollout here first (common.rollout_store)")
-    parser.add_argument("--replayed", type=Path, default=None,
-                        help="the case's rollout directory of the model the command replays")
+    add_store_arguments(parser, "case")
     parser.add_argument("--out", required=True, type=Path,
                         help="the case's rollout directory, <the model's rollout directory>/<case id>")
     args = parser.parse_args(argv)
