@@ -191,14 +191,15 @@ def test_a_failed_rollout_costs_only_itself_the_store_keeps_the_others(tmp_path,
         video = out.parent / entry["video"]
         assert video.samefile(store / entry["trajectory"] / video.name)  # a link, not a copy
         assert json.loads((out.parent / entry["cost"]).read_text())["wall_s"] > 0
-    first = (out / "LRLR" / "video.mp4").stat().st_ino
     shutil.rmtree(out)
     run(flaky)  # a rerun with nothing failed (a forced rerun, a changed rule) makes nothing again
     assert calls.read_text().split() == ["LRLR", "LRUD", "LRUD", "translation"]
-    assert (out / "LRLR" / "video.mp4").stat().st_ino == first
+    assert (out / "LRLR" / "video.mp4").samefile(store / "LRLR" / "video.mp4")
     shutil.rmtree(out)
-    run("true && " + STILL)  # another command: another identity, every rollout made again
-    assert len(list(store.glob("*/finished.json"))) == 3 and (out / "LRLR" / "video.mp4").stat().st_ino != first
+    monkeypatch.setenv("FIXED", str(tmp_path / "missing"))  # would fail LRUD again if it ran
+    with pytest.raises(RuntimeError, match="object_000/LRUD"):
+        run(flaky.replace("exit 1", "exit 2"))  # another command: another identity, every rollout made again
+    assert calls.read_text().split() == ["LRLR", "LRUD", "LRUD", "translation", "LRLR", "LRUD"]
 
 
 def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
