@@ -27,6 +27,7 @@ UNIT_MANIFEST = ROLLED_OUT  # a unit's manifest, written last: its progress mark
 COST = "cost.json"
 COST_COLUMNS = ["unit", "rollout", "n_frames", "wall_s", "peak_rss_mb", "peak_gpu_mb"]
 SHARED = ("model", "kind", "ground_truth", "params")  # the same in every unit of one model
+RESERVED = ("manifest.json", "costs.csv")  # the model's own files beside its units' directories
 
 
 def write_unit_manifest(unit_dir: Path, manifest: dict) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 
+from worldmemory.common.rollout_index import RESERVED
 from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.worldmembench.cases import embedded_plan, user_cases
 
@@ -43,9 +44,18 @@ def worldmembench_cases(block: dict) -> dict[str, dict]:
     else:
         found = {c: {"family": m["family"], "category": m.get("category"), "trajectories": m["trajectories"]}
                  for c, m in user_cases(cases["source"]).items()}
-    return dict(sorted(found.items()))
+    return dict(sorted(unreserved("case", found).items()))
 
 
 def persistbench_sequences(block: dict) -> list[str]:
     """The sequence ids, in preparation order (persistbench.plan)."""
-    return sequence_plan(block["sequences"]["source"], block["sequences"]["per_kind"])
+    return unreserved("sequence", sequence_plan(block["sequences"]["source"], block["sequences"]["per_kind"]))
+
+
+def unreserved(kind: str, ids):
+    """``ids`` unless one is the name of a model's own file beside its units' directories."""
+    taken = sorted(set(ids) & set(RESERVED))
+    if taken:
+        raise ValueError(f"{kind} id {taken[0]!r} is the name of a file the workflow writes beside each {kind}'s "
+                         f"results ({', '.join(RESERVED)}); rename that {kind}'s directory")
+    return ids

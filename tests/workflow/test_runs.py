@@ -1,0 +1,43 @@
+"""What a benchmark runs, known before any job (workflow/runs.py): the embedded and a user's cases,
+the replays of the agreement table, and the names a case or a sequence may not take."""
+
+import json
+
+import pytest
+from worldmemory.workflow.runs import benchmark_runs, persistbench_sequences, worldmembench_cases
+from worldmemory.worldmembench.cases import write_embedded_case
+
+MODELS = {"omniscient": {"kind": "reference", "reference": "omniscient"},
+          "mine": {"kind": "external", "command": "run {request}"}}
+
+
+def test_the_embedded_cases_follow_from_the_config():
+    cases = {"source": "embedded", "per_family": {"human": 1}, "per_category": {"dynamic": 1},
+             "trajectories": {"human": ["LRLR"], "object": [], "environment": [], "dynamic": ["LR-Hold"]}}
+    found = worldmembench_cases({"cases": cases})
+    assert list(found) == sorted(found) and len(found) == 1 + 7  # one human case, one per mechanism
+    assert found["human_000"] == {"family": "human", "category": None, "trajectories": ["LRLR"]}
+    assert found["dynamic_melt_000"]["category"] == "melt"
+
+
+def test_a_users_cases_are_listed_with_their_own_trajectories(tmp_path):
+    write_embedded_case(tmp_path / "human_000", "human_000", "human", None, 64, 48, ["LRLR", "LRUD"])
+    found = worldmembench_cases({"cases": {"source": str(tmp_path)}})
+    assert found == {"human_000": {"family": "human", "category": "multi_person", "trajectories": ["LRLR", "LRUD"]}}
+
+
+def test_a_reference_model_gets_a_replay_when_agreement_is_on():
+    runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True})
+    assert set(runs) == {"omniscient", "omniscient.replay", "mine"}
+    replay = runs["omniscient.replay"]
+    assert replay["replays"] == "omniscient" and replay["kind"] == "external" and replay["gpu"] == 0
+    assert "--source results/worldmembench/rollouts/omniscient --key {case}/{trajectory_name}" in replay["command"]
+    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False})) == {"omniscient", "mine"}
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "costs.csv"])
+def test_a_case_or_sequence_may_not_take_the_name_of_a_models_file(tmp_path, name):
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "video.json").write_text(json.dumps({"kind": "static", "target": 1}))
+    with pytest.raises(ValueError, match=f"sequence id '{name}' is the name of a file the workflow writes"):
+        persistbench_sequences({"sequences": {"source": str(tmp_path), "per_kind": 1}})
