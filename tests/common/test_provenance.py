@@ -4,9 +4,18 @@ import os
 import subprocess
 import sys
 import venv
+from importlib import metadata
 from pathlib import Path
 
-from worldmemory.common.provenance import config_hash, git_state, main, provenance, write_job_info
+from worldmemory.common.provenance import (
+    config_hash,
+    git_state,
+    main,
+    name_version,
+    package_versions,
+    provenance,
+    write_job_info,
+)
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
@@ -70,3 +79,20 @@ def test_a_job_records_the_environment_it_ran_in(tmp_path):
     assert "torch" not in record["packages"] and "numpy" not in record["packages"]
     assert record["packages"]["python"] == ".".join(map(str, sys.version_info[:3]))
     assert record["models"][0]["packages"]["torch"] == json.loads(info.read_text())["packages"]["torch"]
+
+
+def test_package_versions_read_as_the_full_metadata_parse_reads_them():
+    """The header-only read gives what importlib's full parse gives, for every distribution here."""
+    parsed = {d.metadata["Name"]: d.version for d in metadata.distributions() if d.metadata["Name"]}
+    assert {k: v for k, v in package_versions().items() if k != "python"} == parsed
+
+
+def test_name_and_version_come_from_the_headers_only(tmp_path):
+    """A long description that quotes other headers after the blank line changes nothing."""
+    info = tmp_path / "fake-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-pkg\nVersion: 1.0.post2\n"
+                                   "Classifier: Name: not this\n\nName: other\nVersion: 9\n")
+    assert name_version(metadata.PathDistribution(info)) == ("fake-pkg", "1.0.post2")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\n\nName: only-in-the-body\n")
+    assert name_version(metadata.PathDistribution(info)) is None

@@ -51,8 +51,23 @@ def package_versions() -> dict:
     environment without torch records no torch (rather than a null), and one with it records
     the version installed there.
     """
-    versions = {dist.metadata["Name"]: dist.version for dist in metadata.distributions() if dist.metadata["Name"]}
+    versions = dict(filter(None, map(name_version, metadata.distributions())))
     return {"python": platform.python_version(), **versions}
+
+
+def name_version(dist: metadata.Distribution) -> tuple[str, str] | None:
+    """A distribution's Name and Version, read from its metadata's header lines only.
+
+    ``dist.metadata`` parses the whole file, long description included, as an e-mail message:
+    0.3 s for an environment of 390 distributions, a third of a per-case score job's time.
+    """
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    fields = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key in ("Name", "Version") and key not in fields:
+            fields[key] = value.strip()
+    return (fields["Name"], fields.get("Version")) if fields.get("Name") else None
 
 
 def write_job_info(path, **fields) -> None:
