@@ -38,15 +38,23 @@ export_checkout(REPO)  # for the conda environments' post-deploy scripts (envs/*
 # WORLDMEMORY_UNITS: each benchmark study's number of cases (or sequences), which its per-case jobs
 # print their model's progress against (worldmemory/common/progress.py); the studies fill it in,
 # and the Snakefile sets the prefix once they are included.
+# `gpu_slot N COMMAND...`: a GPU-capable rule's command on N devices of its own
+# (worldmemory/common/gpu_slot.py); with N = 0 the shell runs COMMAND itself, sparing every CPU job
+# a Python start (0.05 s; the main job has about 300 such jobs).
 STUDY_UNITS = {}
+GPU_SLOT = 'gpu_slot() { if [ "$1" = 0 ]; then shift; "$@"; else python -m worldmemory.common.gpu_slot "$@"; fi; }; '
 
 
 def job_shell_prefix():
-    # Snakemake formats the prefix with each job's command: JSON's braces are doubled
-    units = json.dumps(STUDY_UNITS, sort_keys=True).replace("{", "{{").replace("}", "}}")
+    # Snakemake formats the prefix with each job's command: braces are doubled
+    units = json.dumps(STUDY_UNITS, sort_keys=True)
     return (
-        f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={shlex.quote(SCRIPTS)}"
-        f' WORLDMEMORY_WORKDIR="$PWD" WORLDMEMORY_UNITS={shlex.quote(units)}; '
+        (
+            f"set -euo pipefail; export PYTHONUNBUFFERED=1 PYTHONPATH={shlex.quote(SCRIPTS)}"
+            f' WORLDMEMORY_WORKDIR="$PWD" WORLDMEMORY_UNITS={shlex.quote(units)}; {GPU_SLOT}'
+        )
+        .replace("{", "{{")
+        .replace("}", "}}")
     )
 
 

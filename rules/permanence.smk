@@ -87,7 +87,7 @@ rule permanence_train:
         settings=lambda wc: json.dumps(PERM_MODELS[wc.model]["train"], sort_keys=True),
         device=DEVICE,
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.permanence.train --model-config {params.config:q} --settings {params.settings:q}"
         " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
 
@@ -115,7 +115,7 @@ rule permanence_videomae_train:
         settings=lambda wc: json.dumps(VIDEOMAE_MODELS[wc.model]["train"], sort_keys=True),
         device=DEVICE,
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.permanence.videomae_train --model-config {params.config:q}"
         " --settings {params.settings:q} --threads {threads:q} --device {params.device:q} --out {output:q}"
         " 2>&1 | tee {log:q}"
@@ -147,7 +147,7 @@ rule permanence_curriculum:
         settings=lambda wc: json.dumps(CURRICULA[wc.model]["train"], sort_keys=True),
         device=DEVICE,
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.permanence.curriculum_train --init {input.init:q} --settings {params.settings:q}"
         " --threads {threads:q} --device {params.device:q} --out {output:q} 2>&1 | tee {log:q}"
 
@@ -206,7 +206,7 @@ rule permanence_container_scenes:
 
 # The probe's command, shared by the main query and the other queries of Section 3.3.
 PROBE_CMD = (
-    "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+    "gpu_slot {resources.gpu:q}"
     " python -m worldmemory.permanence.probe --scenes {input.scenes:q} --model-name {wildcards.model:q}"
     " --spec {params.spec:q} {params.weights_args} --device {params.device:q} --threads {threads:q}"
     " --batch-size {params.batch:q} --margin {params.margin:q} --query {params.query:q}"
@@ -713,7 +713,7 @@ rule permanence_intphys:
         fps=INTPHYS.get("source_fps", 7.5),
         device=DEVICE,
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.permanence.intphys --dataset {input.dataset:q} --model-name {wildcards.model:q}"
         " --spec {params.spec:q} {params.weights_args} --source-fps {params.fps:q} --device {params.device:q}"
         " --threads {threads:q} --out {output.csv:q} --out-summary {output.info:q} 2>&1 | tee {log:q}"

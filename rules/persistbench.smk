@@ -118,7 +118,7 @@ rule persistbench_rollout:
         model_args=lambda wc: model_args(PB_RUNS[wc.model]),
         store_args=store_args(PB_RUNS, "persistbench", lambda wc: ""),
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.persistbench.rollout --sequence {input.sequence:q} --model {wildcards.model:q}"
         " {params.model_args} {params.store_args} --timeout-minutes {resources.runtime:q}"
         " --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
@@ -173,7 +173,7 @@ rule persistbench_perceive:
     params:
         estimators_args=perceive_args("persistbench", PB_APPLYING),
     shell:
-        "export HF_HUB_OFFLINE=1; python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "export HF_HUB_OFFLINE=1; gpu_slot {resources.gpu:q}"
         " python -m worldmemory.persistbench.perceive --sequence {input.sequence:q} --rollouts {input.rollouts:q}"
         " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
 
@@ -204,7 +204,7 @@ rule persistbench_score:
         perception_args=perception_args("persistbench", PB_RUNS, "sequence"),
         alpha=PB["alpha"],
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.persistbench.score --sequence {input.sequence:q} --rollouts {input.rollouts:q}"
         " {params.perception_args} {params.features_args} --alpha {params.alpha:q}"
         " --out {output:q} 2>&1 | tee {log:q}"

@@ -96,7 +96,7 @@ rule worldmembench_rollout:
         model_args=worldmembench_rollout_args,
         store_args=store_args(WMB_RUNS, "worldmembench", lambda wc: wc.case),
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.worldmembench.rollout --case {input.case:q} --model {wildcards.model:q}"
         " {params.model_args} {params.store_args} --timeout-minutes {resources.runtime:q}"
         " --log-dir {params.log_dir:q} --out {output:q} 2>&1 | tee {log:q}"
@@ -150,7 +150,7 @@ rule worldmembench_perceive:
     params:
         estimators_args=perceive_args("worldmembench", WMB_APPLYING),
     shell:
-        "export HF_HUB_OFFLINE=1; python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "export HF_HUB_OFFLINE=1; gpu_slot {resources.gpu:q}"
         " python -m worldmemory.worldmembench.perceive --case {input.case:q} --rollouts {input.rollouts:q}"
         " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
 
@@ -185,7 +185,7 @@ rule worldmembench_score:
         perception_args=perception_args("worldmembench", WMB_RUNS, "case"),
         families=lambda wc: WMB_SCORED[wc.model],
     shell:
-        "python -m worldmemory.common.gpu_slot {resources.gpu:q}"
+        "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.worldmembench.score --case {input.case:q} --rollouts {input.rollouts:q}"
         " --families {params.families:q} {params.perception_args} {params.features_args}"
         " --out {output:q} 2>&1 | tee {log:q}"

@@ -68,7 +68,7 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     human = perceive["model=example, case=human_single_person_000"]
     # tracking, camera, faces, imaging and aesthetic quality read a human case, one after another
     assert "gpu=1" in human and "mem_mb=16000" in human and f"runtime={15 + 15 + 20 + 15 + 10}" in human
-    assert "export HF_HUB_OFFLINE=1" in human and "python -m worldmemory.common.gpu_slot 1 " in human
+    assert "export HF_HUB_OFFLINE=1" in human and "gpu_slot 1 python -m " in human
     estimators = estimators_of(human)
     assert {c for c, e in estimators.items() if not e.get("skip")} == {
         "tracking", "camera", "faces", "imaging_quality", "aesthetic_quality"}

@@ -207,7 +207,7 @@ def test_rollout_resources_follow_the_model(tmp_path, snakemake):
         assert "gpu=1" in big and "mem_mb=64000" in big and "runtime=240" in big
         assert '"n_frames": 493' in big and "--command 'run-my-model --request {request}'" in big
         assert f"--store results/worldmembench/rollout_store/big/{case}" in big  # external: made in the store
-        assert f"python -m worldmemory.common.gpu_slot 1 python -m worldmemory.worldmembench.rollout --case " \
+        assert f"gpu_slot 1 python -m worldmemory.worldmembench.rollout --case " \
                f"results/worldmembench/cases/{case} " in big
         assert "gpu=0" in omniscient and '"n_frames": 161' in omniscient and "--store" not in omniscient
     bad = tmp_path / "bad.yaml"
