@@ -16,7 +16,6 @@ rerun made every rollout again.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import re
@@ -30,6 +29,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[3]
 FAIL_ON = ("environment_003", "LRUD")
+MIN_PER_FAMILY = 4  # environment_003 is the fourth environment case
 COMMAND = ('echo {case}/{trajectory_name} >> "$CALLS"; '
            f'if [ {{case}} = {FAIL_ON[0]} ] && [ {{trajectory_name}} = {FAIL_ON[1]} ] && [ ! -e "$FIXED" ]; '
            'then echo "CUDA out of memory"; exit 1; fi; '
@@ -62,6 +62,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-family", type=int, default=10, help="cases per family (4 families)")
     args = ap.parse_args(argv)
+    if args.per_family < MIN_PER_FAMILY:
+        ap.error(f"--per-family {args.per_family}: the model fails on {FAIL_ON[0]}, which needs at least "
+                 f"{MIN_PER_FAMILY} cases per family")
     with tempfile.TemporaryDirectory(prefix="failure_benchmark_") as scratch:
         root = Path(scratch)
         work, configfile, calls = root / "work", root / "config.yaml", root / "calls.txt"
@@ -71,7 +74,7 @@ def main(argv=None) -> None:
         first_s, first = run(work, configfile, env)
         rollouts = work / "results" / "worldmembench" / "rollouts" / "flaky"
         kept = sum(len(json.loads(p.read_text())["rollouts"]) for p in rollouts.glob("*/rollouts.json"))
-        stored = len(list((root / "work" / "results" / "worldmembench" / "rollout_store" / "flaky" / FAIL_ON[0])
+        stored = len(list((work / "results" / "worldmembench" / "rollout_store" / "flaky" / FAIL_ON[0])
                           .glob("*/finished.json")))
         made_first = calls.read_text().split()
         _, dry = run(work, configfile, env, "-n")
@@ -84,7 +87,7 @@ def main(argv=None) -> None:
     print(f"  after the failure: {kept} rollouts in their cases' outputs, {stored} more of the failed case "
           f"in the rollout store: {kept + stored} of {total} survive")
     print(f"  the rerun planned: {json.dumps(job_counts(dry.stdout), sort_keys=True)}")
-    print(f"  the model was run again on: {', '.join(sorted(collections.Counter(made_again)))}")
+    print(f"  the model was run again on: {', '.join(sorted(set(made_again)))}")
     print(f"  wall time: first run {first_s:.0f} s, rerun {second_s:.0f} s (exit status {second.returncode})")
 
 
