@@ -138,16 +138,25 @@ def test_the_log_is_copied_out_when_the_command_succeeds_too(tmp_path):
     assert "[exit status 0 after" in copy.read_text()
 
 
-@pytest.mark.parametrize("sig, said", [(signal.SIGTERM, "the job was stopped (SIGTERM: cancelled"),
-                                       (signal.SIGINT, "KeyboardInterrupt")])
-def test_stopping_the_job_stops_the_commands_group(tmp_path, sig, said):
+# the job's memory monitor made slow to start: the signal arrives while the job still starts it
+SLOW_MONITOR = ("import time; from worldmemory.external import command; "
+                "Monitor = command.GroupMonitor; "
+                "command.GroupMonitor = lambda pgid: (time.sleep(3), Monitor(pgid))[1]; ")
+
+
+@pytest.mark.parametrize("sig, said, prologue", [(signal.SIGTERM, "the job was stopped (SIGTERM: cancelled", ""),
+                                                 (signal.SIGINT, "KeyboardInterrupt", ""),
+                                                 (signal.SIGTERM, "the job was stopped (SIGTERM: cancelled",
+                                                  SLOW_MONITOR)])
+def test_stopping_the_job_stops_the_commands_group(tmp_path, sig, said, prologue):
     """SIGTERM (Snakemake, SLURM) or Ctrl-C reach the job but not the command's own session:
-    the job kills that session's process group before it exits."""
+    the job kills that session's process group before it exits, also when the signal comes while
+    the job is still starting the group's memory monitor."""
     pids = tmp_path / "pids"
     template = f"echo $$ > {pids}; sleep 30 & echo $! >> {pids}; wait; true {{video}}"
     # Ctrl-C raises KeyboardInterrupt only where SIGINT was not ignored when Python started (a
     # background job of a non-interactive shell, e.g. under nohup, inherits it ignored)
-    script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); {prologue}"
               f"from pathlib import Path; from worldmemory.external import run_model; "
               f"run_model({template!r}, {request(tmp_path)!r}, Path({str(tmp_path / 'c.log')!r}), "
               f"('prompt', 'video'), None, Path({str(tmp_path / 'copy.log')!r}))")

@@ -154,11 +154,13 @@ def _run(command: str, log, timeout: float | None, usage: dict | None = None) ->
     """The command's exit status, or None if it outlived ``timeout`` seconds (then its process
     group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too. ``usage``
     receives what the group used while it ran."""
+    monitor = None
     with _sigterm_raises():
         proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
-        monitor = GroupMonitor(proc.pid)
         try:
+            # started inside the try: a SIGTERM while its thread starts still kills the group
+            monitor = GroupMonitor(proc.pid)
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
@@ -167,9 +169,10 @@ def _run(command: str, log, timeout: float | None, usage: dict | None = None) ->
             _kill_group(proc)
             raise
         finally:
-            measured = monitor.stop()
-            if usage is not None:
-                usage.update(measured.to_json())
+            if monitor is not None:
+                measured = monitor.stop()
+                if usage is not None:
+                    usage.update(measured.to_json())
 
 
 @contextlib.contextmanager
