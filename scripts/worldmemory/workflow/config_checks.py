@@ -291,10 +291,10 @@ def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
     directory (the features' too); no model takes the name of a replay run."""
     from worldmemory.external import check_template
+    from worldmemory.external.replay import REPLAY
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
-    from worldmemory.workflow.runs import REPLAY
 
     fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
            "prefetch_perception, or an existing local model directory")
@@ -316,6 +316,6 @@ def _perception(study_name: str, study: dict):
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
     for name in study.get("models", {}):
-        if name.endswith(REPLAY):
-            yield (f"{study_name}.models.{name}: names ending in {REPLAY!r} are the replays of the agreement "
-                   f"table. Fix: rename the model")
+        if REPLAY in name:
+            yield (f"{study_name}.models.{name}: names with {REPLAY!r} are the replays of the agreement "
+                   f"tables (<model>{REPLAY}, <model>{REPLAY}-<degradation>). Fix: rename the model")
