@@ -240,6 +240,12 @@ rule worldmembench_table2:
             category=WMB_REPORT,
             subcategory="Table 2",
         ),
+        departure=report(
+            "results/worldmembench/table2_departure.csv",
+            caption="../report/worldmembench_table2_departure.rst",
+            category=WMB_REPORT,
+            subcategory="Table 2",
+        ),
         provenance="results/table2.json",
         paper=report(
             "results/worldmembench/table2_vs_paper.csv",
@@ -263,9 +269,10 @@ rule worldmembench_table2:
         paper_args=lambda wc, input, output: paper_args(paper_runs("worldmembench"), input, output),
     shell:
         "(python -m worldmemory.worldmembench.tables --scores {input.scores:q} --table2 {output.table2:q}"
-        " --table5 {output.table5:q} --reasons {output.reasons:q} {params.paper_args}"
+        " --table5 {output.table5:q} --reasons {output.reasons:q} --departure {output.departure:q} {params.paper_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
-        " --outputs {output.table2:q} {output.table5:q} {output.reasons:q} --out {output.provenance:q})"
+        " --outputs {output.table2:q} {output.table5:q} {output.reasons:q} {output.departure:q}"
+        " --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
 
 
