@@ -295,6 +295,7 @@ def _perception(study_name: str, study: dict):
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
+    from worldmemory.worldmembench.perceive import event_judge_problem
 
     fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
            "prefetch_perception, or an existing local model directory")
@@ -315,6 +316,8 @@ def _perception(study_name: str, study: dict):
             yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
+        elif study_name == "worldmembench" and capability == "judge" and event_judge_problem(name):
+            yield event_judge_problem(name)
     for name in study.get("models", {}):
         if REPLAY in name:
             yield (f"{study_name}.models.{name}: names with {REPLAY!r} are the replays of the agreement "
