@@ -295,7 +295,6 @@ def _perception(study_name: str, study: dict):
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
-    from worldmemory.worldmembench.perceive import event_judge_problem
 
     fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
            "prefetch_perception, or an existing local model directory")
@@ -316,8 +315,11 @@ def _perception(study_name: str, study: dict):
             yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
-        elif study_name == "worldmembench" and capability == "judge" and event_judge_problem(name):
-            yield event_judge_problem(name)
+        elif study_name == "worldmembench" and capability == "judge" and name != registry.NONE:
+            from worldmemory.worldmembench.perceive import event_judge_problem  # only for a configured judge
+
+            if problem := event_judge_problem(name):
+                yield problem
     for name in study.get("models", {}):
         if REPLAY in name:
             yield (f"{study_name}.models.{name}: names with {REPLAY!r} are the replays of the agreement "
