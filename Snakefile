@@ -55,6 +55,8 @@ if "worldmembench" in config:
     ]
     if WMB_REPLAYS:
         MAIN_TARGETS.append("results/worldmembench/perception_agreement.csv")
+    if WMB_QUALITY_CALIBRATED and WMB_REFERENCES:
+        MAIN_TARGETS.append("results/worldmembench/quality_calibration.csv")
 
 
 if "persistbench" in config:

@@ -28,6 +28,11 @@ WMB_APPLYING = applying_estimators(
     and any(c in WMB_NEEDS[f] for f in WMB_SCORED[wc.model]),
 )
 WMB_PERCEIVE_RESOURCES = perceive_resources(WMB_APPLYING)
+# The imaging-quality calibration (clean > blur > blur + noise on every reference video) runs for a
+# weight-free backend; a learned one's options are perception's (not built here).
+WMB_QUALITY = configured_estimator("worldmembench", "imaging_quality")
+WMB_QUALITY_CALIBRATED = WMB_QUALITY.backend != "none" and WMB_QUALITY.model is None
+WMB_REFERENCES = sorted(m for m, spec in WMB_MODELS.items() if spec["kind"] == "reference")
 
 
 wildcard_constraints:
@@ -485,3 +490,31 @@ use rule worldmembench_agreement as worldmembench_agreement_degraded with:
     params:
         config_sha=CONFIG_SHA,
         pairs=[f"{WMB_RUNS[r]['replays']}={r}" for r in WMB_ALL_REPLAYS],
+
+
+rule worldmembench_quality_calibration:
+    input:
+        manifests=[f"results/worldmembench/rollouts/{m}/manifest.json" for m in WMB_REFERENCES],
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/worldmembench/quality_calibration.csv",
+            caption="../report/worldmembench_quality_calibration.rst",
+            category=WMB_REPORT,
+            subcategory="Perception agreement",
+        ),
+    log:
+        "results/logs/worldmembench/quality_calibration.log",
+    benchmark:
+        benchmark_tsv("worldmembench/quality_calibration")
+    conda:
+        "../envs/perception.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        backend=WMB_QUALITY.backend,
+    shell:
+        "python -m worldmemory.perception.quality_calibration --backend {params.backend:q}"
+        " --manifests {input.manifests:q} --out {output.table:q} 2>&1 | tee {log:q}"

@@ -24,6 +24,7 @@ MEMORY = ["human_appearance", "object_appearance", "object_geometry", "env_visib
 ESTIMATED = ["imaging_quality", "human_appearance", "object_appearance", "object_geometry", "env_visible", "rpe_rot"]
 AGREEING = ESTIMATED[1:]  # General Video Quality has no oracle: not in the agreement table
 AGREEMENT = "results/worldmembench/perception_agreement.csv"
+QUALITY_CALIBRATION = "results/worldmembench/quality_calibration.csv"
 CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
 # every table and figure of the targets: the two runs are WorldMemBench's determinism test too
@@ -39,7 +40,7 @@ def run(tmp_path_factory, snakemake):
     """One uninterrupted run of the reliability tests' targets, which also replays every model
     through the estimators."""
     workdir = tmp_path_factory.mktemp("wmb")
-    snakemake(workdir, TINY, *TARGETS, AGREEMENT)
+    snakemake(workdir, TINY, *TARGETS, AGREEMENT, QUALITY_CALIBRATION)
     return workdir
 
 
@@ -194,6 +195,14 @@ def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(run):
     assert (estimated["camera_rotation_error_deg_median"] <= 8.0).all()
 
 
+def test_the_quality_column_orders_clean_blurred_and_noisy_renders(run):
+    """The configured no-reference quality (metric Q) ranks every reference video clean > blur >
+    blur + noise (README "Perception"); BRISQUE did not on any."""
+    table = pd.read_csv(run / QUALITY_CALIBRATION)
+    assert len(table) == 4 * 6  # four reference models x six rollouts of the tiny config
+    assert table["ordered"].all(), table
+
+
 def test_rollout_resources_follow_the_model(tmp_path, snakemake):
     """Each (model, case) rollout job asks for its model's resources and gets its trajectory
     parameters; a model entry without its command stops the run before any job."""
@@ -269,14 +278,14 @@ def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run
     runs = [f"{m}{replay}" for m in ("amnesic", "camera-error", "drifting", "omniscient") for replay in ("", ".replay")]
     # one job per case (four) of each stage and run, perception for the replays only
     expected = {"worldmembench/cases (4 jobs)", "worldmembench/agreement", "worldmembench/qualification",
-                "worldmembench/revisits", "worldmembench/table2",
+                "worldmembench/revisits", "worldmembench/table2", "worldmembench/quality_calibration",
                 *(f"worldmembench/{stage}/{r} (4 jobs)" for stage in ("rollout", "score") for r in runs),
                 *(f"worldmembench/perceive/{r} (4 jobs)" for r in runs if r.endswith(".replay"))}
     assert {r["job"] for r in per_directory(rows)} == expected
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
     # memory is sampled while a job runs: a sub-second job may end before the first sample
     assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
-    assert "| all 88 jobs (one after another) |" in markdown(rows)
+    assert "| all 89 jobs (one after another) |" in markdown(rows)
 
 
 # -- reliability of reruns ---------------------------------------------------------------------------
