@@ -264,6 +264,11 @@ def unit_constraint(units):
     return "|".join(re.escape(u) for u in units) or "^$"
 
 
+def clean_replays(runs):
+    """The plain replays of ``runs`` (the main job's agreement table), sorted."""
+    return sorted(run for run, spec in runs.items() if spec.get("degradation") == "clean")
+
+
 def replayed_unit(runs, study, unit):
     """Input function: the unit's (case's, sequence's) rollout directory of the model a replay run
     copies (none for other runs)."""

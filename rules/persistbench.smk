@@ -9,7 +9,8 @@ PB = config["persistbench"]
 PB_MODELS = PB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 PB_RUNS = benchmark_runs("persistbench")
-PB_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)
+PB_REPLAYS = clean_replays(PB_RUNS)  # perception_agreement.csv (main job)
+PB_ALL_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
 PB_ESTIMATED = sorted(run for run, spec in PB_RUNS.items() if spec["kind"] == "external")
 # the sequences, known before any is prepared, in preparation order (the score files' order)
 PB_SEQUENCES = persistbench_sequences(PB)
@@ -328,3 +329,32 @@ rule persistbench_agreement:
         " --estimates results/persistbench/perception --out {output.table:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
         " --out {output.provenance:q}) 2>&1 | tee {log:q}"
+
+
+# The same table over the clean and the degraded replays (agreement_degradations): outside the main job.
+use rule persistbench_agreement as persistbench_agreement_degraded with:
+    input:
+        scores=score_files(
+            "persistbench",
+            [*PB_ALL_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_ALL_REPLAYS)],
+            [f"{PB_FAMILY}.csv"],
+        ),
+        estimates_dirs=[f"results/persistbench/perception/{r}/{s}" for r in PB_ALL_REPLAYS for s in PB_SEQUENCES],
+        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}/manifest.json" for r in PB_ALL_REPLAYS],
+        sequences="results/persistbench/sequences/manifest.json",
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/persistbench/perception_agreement_degraded.csv",
+            caption="../report/persistbench_perception_agreement.rst",
+            category=PB_CATEGORY,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/persistbench/perception_agreement_degraded.json",
+    log:
+        "results/logs/persistbench/agreement_degraded.log",
+    benchmark:
+        benchmark_tsv("persistbench/agreement_degraded")
+    params:
+        config_sha=CONFIG_SHA,
+        pairs=[f"{PB_RUNS[r]['replays']}={r}" for r in PB_ALL_REPLAYS],

@@ -11,7 +11,8 @@ WMB = config["worldmembench"]
 WMB_MODELS = WMB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 WMB_RUNS = benchmark_runs("worldmembench")
-WMB_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)
+WMB_REPLAYS = clean_replays(WMB_RUNS)  # perception_agreement.csv (main job)
+WMB_ALL_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
 WMB_CASES = worldmembench_cases()  # case id -> family, trajectories (sorted by id)
 WMB_CASE_DIR = worldmembench_case_dir()
 STUDY_UNITS["worldmembench"] = len(WMB_CASES)
@@ -239,6 +240,12 @@ rule worldmembench_table2:
             category=WMB_REPORT,
             subcategory="Table 2",
         ),
+        departure=report(
+            "results/worldmembench/table2_departure.csv",
+            caption="../report/worldmembench_table2_departure.rst",
+            category=WMB_REPORT,
+            subcategory="Table 2",
+        ),
         provenance="results/table2.json",
         paper=report(
             "results/worldmembench/table2_vs_paper.csv",
@@ -262,9 +269,10 @@ rule worldmembench_table2:
         paper_args=lambda wc, input, output: paper_args(paper_runs("worldmembench"), input, output),
     shell:
         "(python -m worldmemory.worldmembench.tables --scores {input.scores:q} --table2 {output.table2:q}"
-        " --table5 {output.table5:q} --reasons {output.reasons:q} {params.paper_args}"
+        " --table5 {output.table5:q} --reasons {output.reasons:q} --departure {output.departure:q} {params.paper_args}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
-        " --outputs {output.table2:q} {output.table5:q} {output.reasons:q} --out {output.provenance:q})"
+        " --outputs {output.table2:q} {output.table5:q} {output.reasons:q} {output.departure:q}"
+        " --out {output.provenance:q})"
         " 2>&1 | tee {log:q}"
 
 
@@ -449,3 +457,31 @@ rule worldmembench_agreement:
         " --rollouts results/worldmembench/rollouts --estimates results/worldmembench/perception --out {output.table:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
         " --out {output.provenance:q}) 2>&1 | tee {log:q}"
+
+
+# The same table over the clean and the degraded replays (agreement_degradations): outside the main job.
+use rule worldmembench_agreement as worldmembench_agreement_degraded with:
+    input:
+        scores=score_files(
+            "worldmembench",
+            [*WMB_ALL_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_ALL_REPLAYS)],
+            [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
+        ),
+        estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_ALL_REPLAYS for c in WMB_CASES],
+        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}/manifest.json" for r in WMB_ALL_REPLAYS],
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/worldmembench/perception_agreement_degraded.csv",
+            caption="../report/worldmembench_perception_agreement.rst",
+            category=WMB_REPORT,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/worldmembench/perception_agreement_degraded.json",
+    log:
+        "results/logs/worldmembench/agreement_degraded.log",
+    benchmark:
+        benchmark_tsv("worldmembench/agreement_degraded")
+    params:
+        config_sha=CONFIG_SHA,
+        pairs=[f"{WMB_RUNS[r]['replays']}={r}" for r in WMB_ALL_REPLAYS],

@@ -10,6 +10,7 @@ from worldmemory.report.agreement import (
     compared,
     iou_rows,
     mask_ious,
+    of_replay,
     table_rows,
 )
 
@@ -40,15 +41,17 @@ def test_iou_rows_give_median_and_tenth_percentile():
 
 
 def test_agreement_table_rounds_and_keeps_the_column_order():
-    table = agreement_table([compared("m", "q", 1 / 3, 2 / 3, tolerance=0.05)])
-    assert list(table.columns) == ["model", "quantity", "oracle", "estimated", "difference", "within", "note"]
+    table = agreement_table(of_replay([compared("m", "q", 1 / 3, 2 / 3, tolerance=0.05)], "h264"))
+    assert list(table.columns) == ["model", "replay", "quantity", "oracle", "estimated", "difference", "within", "note"]
     assert table.loc[0, "difference"] == round(1 / 3, 6) and not table.loc[0, "within"]
+    assert table.loc[0, "replay"] == "h264"
 
 
 def test_pairs_are_split_at_the_first_equals_sign():
     args = agreement_arguments("d", "worldmembench", 0.05).parse_args(
-        ["--pairs", "a=a.replay", "b=b=c", "--scores", "s", "--rollouts", "r", "--estimates", "e", "--out", "o"])
-    assert dict(args.pairs) == {"a": "a.replay", "b": "b=c"} and args.tolerance == 0.05
+        ["--pairs", "a=a.replay", "a=a.replay-h264", "b=b=c", "--scores", "s", "--rollouts", "r", "--estimates", "e",
+         "--out", "o"])
+    assert args.pairs == [["a", "a.replay"], ["a", "a.replay-h264"], ["b", "b=c"]] and args.tolerance == 0.05
 
 
 def test_table_rows_say_why_a_value_is_missing():

@@ -308,7 +308,7 @@ def test_perception_backends_are_the_registrys_and_replay_names_are_reserved(stu
     text = problems(config)
     expected = "no such backend; expected one of optical-flow, sam2, sam3, none"
     assert f"{study}.perception.tracking = 'sam9': {expected}" in text
-    assert f"{study}.models.mine.replay: names ending in '.replay' are the replays" in text
+    assert f"{study}.models.mine.replay: names with '.replay' are the replays" in text
 
 
 def test_a_feature_ablation_names_its_own_weights():

@@ -2,6 +2,7 @@
 the replays of the agreement table, and the names a case or a sequence may not take."""
 
 import json
+from pathlib import Path
 
 import pytest
 from worldmemory.workflow.runs import benchmark_runs, persistbench_sequences, worldmembench_cases
@@ -26,13 +27,18 @@ def test_a_users_cases_are_listed_with_their_own_trajectories(tmp_path):
     assert found == {"human_000": {"family": "human", "category": "multi_person", "trajectories": ["LRLR", "LRUD"]}}
 
 
-def test_a_reference_model_gets_a_replay_when_agreement_is_on():
-    runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True})
-    assert set(runs) == {"omniscient", "omniscient.replay", "mine"}
+def test_a_reference_model_gets_a_replay_per_degradation_when_agreement_is_on():
+    runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True,
+                                            "agreement_degradations": ["h264", "black"]})
+    assert set(runs) == {"omniscient", "omniscient.replay", "omniscient.replay-h264", "omniscient.replay-black", "mine"}
     replay = runs["omniscient.replay"]
     assert replay["replays"] == "omniscient" and replay["kind"] == "external" and replay["gpu"] == 0
-    assert "--source results/worldmembench/rollouts/omniscient --key {case}/{trajectory_name}" in replay["command"]
-    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False})) == {"omniscient", "mine"}
+    assert replay["degradation"] == "clean" and runs["omniscient.replay-h264"]["degradation"] == "h264"
+    assert ("--source results/worldmembench/rollouts/omniscient --key {case}/{trajectory_name} --degrade clean"
+            in replay["command"])
+    assert "--degrade black --request {request}" in runs["omniscient.replay-black"]["command"]
+    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False,
+                                               "agreement_degradations": ["h264"]})) == {"omniscient", "mine"}
 
 
 @pytest.mark.parametrize("name", ["manifest.json", "costs.csv"])
@@ -41,3 +47,14 @@ def test_a_case_or_sequence_may_not_take_the_name_of_a_models_file(tmp_path, nam
     (tmp_path / name / "video.json").write_text(json.dumps({"kind": "static", "target": 1}))
     with pytest.raises(ValueError, match=f"sequence id '{name}' is the name of a file the workflow writes"):
         persistbench_sequences({"sequences": {"source": str(tmp_path), "per_kind": 1}})
+
+
+def test_the_schemas_degradations_are_the_recipes():
+    """The config's choices and default for agreement_degradations are common.degrade's recipes."""
+    import yaml
+    from worldmemory.common.degrade import RECIPES
+
+    schema = yaml.safe_load((Path(__file__).parents[2] / "config" / "schemas" / "config.schema.yaml").read_text())
+    for study in ("worldmembench", "persistbench"):
+        key = schema["properties"][study]["properties"]["agreement_degradations"]
+        assert tuple(key["items"]["enum"]) == RECIPES and tuple(key["default"]) == RECIPES

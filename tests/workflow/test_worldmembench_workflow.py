@@ -126,6 +126,13 @@ def variants(tmp_path_factory, snakemake):
     return workdir
 
 
+def test_table2_shows_that_the_still_model_never_departs(variants):
+    """A still frame scores like perfect memory in Table 2 (appearance 1), but none of its
+    revisits departed, which the departure table beside it shows; the omniscient's all did."""
+    shares = pd.read_csv(variants / "results" / "worldmembench" / "table2_departure.csv").set_index("model")
+    assert (shares.loc["still"] == 0.0).all() and (shares.loc["omniscient"] == 1.0).all()
+
+
 def test_drift_rate_orders_the_scores(variants):
     """Drifting is monotone in its rate: a faster drift remembers less."""
     t = pd.read_csv(variants / "results" / "table2.csv").set_index("model")

@@ -182,3 +182,23 @@ def test_paper_values_are_consistent_with_the_decomposition():
                                                    abs=5e-4), model
             assert row["dyn_overall"] == row["S_gated"]
     assert set(paper.columns) <= set(tb.TABLE2_COLUMNS) | set(tb.TABLE5_COLUMNS)
+
+
+def departure_rows(model, departed, env_departure_deg):
+    """Evidence rows: a human and an object target's ``departed`` per revisit, an environment
+    rollout's ``departure_deg`` per revisit."""
+    rows = []
+    for family, target in (("human", "p1"), ("object", "o1")):
+        rows += revisit_rows(model, f"{family}_a", family, "LRLR", "departed", {target: departed})
+    rows += revisit_rows(model, "environment_a", "environment", "LRLR", "departure_deg", {"": env_departure_deg})
+    return rows
+
+
+def test_departure_shares_tell_a_model_that_never_leaves_from_one_that_does():
+    rows = (departure_rows("leaves", [1.0, 1.0], [90.0, 35.0]) + departure_rows("stays", [0.0, 0.0], [0.0, 2.0])
+            + departure_rows("half", [1.0, 0.0], [29.9, 30.0]) + departure_rows("untracked", [NAN, 1.0], [NAN, 90.0]))
+    shares = tb.departure_shares(pd.DataFrame(rows, columns=COLUMNS)).set_index("model")
+    assert list(shares.columns) == [m + "_departed" for m in tb.STATIC]
+    assert (shares.loc["leaves"] == 1.0).all() and (shares.loc["stays"] == 0.0).all()
+    assert (shares.loc["half"] == 0.5).all()  # 30 degrees departs, 29.9 does not (Appendix G.1: >= 30)
+    assert shares.loc["untracked"].isna().all()  # missing evidence is unknown, never departed or not

@@ -59,16 +59,17 @@ def write_video(path: str | os.PathLike, frames: np.ndarray, fps: float) -> None
         raise
 
 
-def write_mp4(path: str | os.PathLike, frames, fps: float) -> None:
-    """Write frames (each [H,W,3] uint8 RGB) as the H.264 MP4 an external model delivers: 4:4:4,
-    crf 0, so only the RGB -> YUV rounding is lost (the bundled still-frame and replay models)."""
+def write_mp4(path: str | os.PathLike, frames, fps: float, crf: int = 0, pix_fmt: str = "yuv444p") -> None:
+    """Write frames (each [H,W,3] uint8 RGB) as the H.264 MP4 an external model delivers: by
+    default 4:4:4, crf 0, so only the RGB -> YUV rounding is lost (the bundled still-frame and
+    replay models); a higher ``crf`` and "yuv420p" compress as the web does (common.degrade)."""
     frames = iter(frames)
     first = np.ascontiguousarray(next(frames))
     height, width = first.shape[:2]
     writer = imageio_ffmpeg.write_frames(str(path), (width, height), fps=fps, codec="libx264",
-                                         pix_fmt_out="yuv444p", quality=None, macro_block_size=1,
+                                         pix_fmt_out=pix_fmt, quality=None, macro_block_size=1,
                                          ffmpeg_log_level="error",
-                                         output_params=["-crf", "0", "-fflags", "+bitexact"])
+                                         output_params=["-crf", str(int(crf)), "-fflags", "+bitexact"])
     writer.send(None)
     writer.send(first)
     for frame in frames:

@@ -11,7 +11,12 @@ YUV rounding is lost).
         --key {case}/{trajectory_name} --request {request}
 
 ``--key`` names the source rollout's directory under ``--source``; the command template builds it
-from the request's placeholders.
+from the request's placeholders. ``--degrade RECIPE`` delivers the video degraded as real
+generators degrade (common.degrade: blur-noise, h264, resize, black, uniform), seeded by the key:
+the degraded replays ``<model>.replay-<recipe>`` of the agreement tables. The geometric recipes
+read the conditioning view from the source rollout's truth (WorldMemBench: depth, poses, K; frame
+0 is the conditioning frame) or from the request's cameras.json (PersistBench: every input-camera
+frame up to t; the objects the source drew are kept, as the model knows them).
 """
 
 from __future__ import annotations
@@ -20,11 +25,31 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+
+from worldmemory.common.degrade import GEOMETRIC, RECIPES, degrade, seen_by_view
+from worldmemory.common.geometry import intrinsics, pose
+from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import read_video, write_mp4
 
+REPLAY = ".replay"  # a reference model replayed as an external model: <model>.replay[-<recipe>]
+CLEAN = "clean"
 
-def replay(source: Path, key: str, request_path: Path) -> Path:
-    """Write the video of rollout ``key`` under ``source`` where the request asks; its path."""
+
+def replay_name(model: str, recipe: str = CLEAN) -> str:
+    """The run that replays ``model``'s video, clean or degraded by ``recipe``."""
+    return model + REPLAY + ("" if recipe == CLEAN else f"-{recipe}")
+
+
+def replay_recipe(run: str) -> str:
+    """The degradation of replay run ``run`` (replay_name's inverse): "clean" or a recipe."""
+    suffix = run.rsplit(REPLAY, 1)[1]
+    return suffix[1:] if suffix else CLEAN
+
+
+def replay(source: Path, key: str, request_path: Path, recipe: str = CLEAN) -> Path:
+    """Write the video of rollout ``key`` under ``source`` where the request asks, degraded by
+    ``recipe`` (or clean); its path."""
     request = json.loads(Path(request_path).read_text())
     videos = sorted((source / key).glob("video.*"))
     if len(videos) != 1:
@@ -33,9 +58,29 @@ def replay(source: Path, key: str, request_path: Path) -> Path:
     if len(frames) != request["n_frames"]:
         raise ValueError(f"{videos[0]} has {len(frames)} frames, the request asks for {request['n_frames']}: "
                          "replay a rollout of the same trajectory")
+    if recipe != CLEAN:
+        seen = conditioning_view(source / key, request) if recipe in GEOMETRIC else None
+        frames = degrade(frames, recipe, stable_rng(key, f"degrade/{recipe}"), request["fps"], seen)
     write_mp4(request["video"], frames, request["fps"])
-    print(f"{key}: replayed {videos[0]} -> {request['video']}")
+    print(f"{key}: replayed {videos[0]} ({recipe}) -> {request['video']}")
     return Path(request["video"])
+
+
+def conditioning_view(rollout: Path, request: dict) -> np.ndarray:
+    """(T, H, W) bool: the pixels a model conditioned on the request could show (common.degrade)."""
+    with np.load(rollout / "truth.npz") as truth:
+        truth = dict(truth)
+    if "cameras" in request:  # PersistBench: a shared centre, the input camera's frames so far
+        cams = json.loads(Path(request["cameras"]).read_text())
+        K = intrinsics(cams["width"], cams["height"], cams["fov_deg"])
+        reference = np.stack([pose(np.asarray(r), np.zeros(3)) for r in cams["reference_rotations"]])
+        seen = np.zeros((len(reference), cams["height"], cams["width"]), bool)
+        for s, rotation in enumerate(cams["input_rotations"]):
+            seen[s:] |= seen_by_view(reference[s:], K, pose(np.asarray(rotation), np.zeros(3)),
+                                     cams["width"], cams["height"])
+        return seen | (truth["instance"] > 0)
+    depth = truth["depth"]
+    return seen_by_view(truth["poses"], truth["K"], truth["poses"][0], depth.shape[2], depth.shape[1], depth)
 
 
 def main(argv=None) -> None:
@@ -43,8 +88,10 @@ def main(argv=None) -> None:
     parser.add_argument("--source", required=True, type=Path, help="the replayed model's rollout directory")
     parser.add_argument("--key", required=True, help="the rollout's directory under --source")
     parser.add_argument("--request", required=True, type=Path, help="request.json written by the workflow")
+    parser.add_argument("--degrade", default=CLEAN, choices=[CLEAN, *RECIPES],
+                        help="deliver the video degraded by this recipe (worldmemory.common.degrade)")
     args = parser.parse_args(argv)
-    replay(args.source, args.key, args.request)
+    replay(args.source, args.key, args.request, args.degrade)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ with at most ``max_new_tokens`` = 4096 new tokens as in Appendix D.1. Backends:
     pair with the CPU torch the workflow pins): run it where torchvision is installed, or serve the
     model and use ``openai-compatible``;
   * ``openai-compatible`` (:class:`OpenAICompatibleJudge`): any server with the OpenAI chat
-    completions API (vLLM, SGLang, a hosted endpoint), images sent inline as PNG data URLs.
+    completions API (vLLM, SGLang, a hosted endpoint), images sent inline as PNG data URLs;
+  * ``structure-match`` (perception.structure_judge): no VLM, the same-entity question only.
+
+A backend's ``questions`` names what it answers (EVENT_CHECKLIST, SAME_ENTITY).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from PIL import Image
 
 MAX_NEW_TOKENS = 4096  # Appendix D.1
 YES, NO = "yes", "no"
+EVENT_CHECKLIST, SAME_ENTITY = "event checklist", "same entity"  # the questions (a backend's ``questions``)
+CROP_MARGIN = 0.25  # mask_crop's context, a share of the mask's size on every side
 
 EVENT_INSTRUCTIONS = """\
 You are assessing a video made by a video world model. The frames above are sampled from it in \
@@ -97,7 +102,7 @@ def same_entity_prompt(reference_crop: np.ndarray, generated_crop: np.ndarray) -
     return [reference_crop, generated_crop, SAME_ENTITY_PROMPT]
 
 
-def mask_crop(image: np.ndarray, mask: np.ndarray, margin: float = 0.25) -> np.ndarray:
+def mask_crop(image: np.ndarray, mask: np.ndarray, margin: float = CROP_MARGIN) -> np.ndarray:
     """The part of ``image`` around ``mask``: its bounding box grown by ``margin`` of its size on
     every side (some context, as a person would crop), cut to the image; ValueError if empty."""
     ys, xs = np.nonzero(mask)
@@ -173,6 +178,7 @@ class TransformersJudge:
     """
 
     name = "transformers-vlm"
+    questions = (EVENT_CHECKLIST, SAME_ENTITY)
 
     def __init__(self, model: str, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS):
         import torch
@@ -214,6 +220,7 @@ class OpenAICompatibleJudge:
     """
 
     name = "openai-compatible"
+    questions = (EVENT_CHECKLIST, SAME_ENTITY)
 
     def __init__(self, url: str, served_model: str, api_key_env: str = "OPENAI_API_KEY",
                  max_new_tokens: int = MAX_NEW_TOKENS, timeout: float = 600.0):

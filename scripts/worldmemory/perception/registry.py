@@ -38,10 +38,12 @@ BACKENDS = {
     "depth": {"depth-anything": "worldmemory.perception.depth:DepthAnythingDepth",
               "external-command": "worldmemory.perception.external_estimator:ExternalCommandDepth"},
     "faces": {"arcface": "worldmemory.perception.faces:ArcFaceIdentity"},
-    "imaging_quality": {"brisque": "worldmemory.perception.quality:BrisqueQuality"},
+    "imaging_quality": {"metric-q": "worldmemory.perception.quality:ContentQ",
+                        "brisque": "worldmemory.perception.quality:BrisqueQuality"},
     "aesthetic_quality": {"laion-aesthetic": "worldmemory.perception.aesthetic:LaionAesthetic"},
     "judge": {"transformers-vlm": "worldmemory.perception.judge:TransformersJudge",
-              "openai-compatible": "worldmemory.perception.judge:OpenAICompatibleJudge"},
+              "openai-compatible": "worldmemory.perception.judge:OpenAICompatibleJudge",
+              "structure-match": "worldmemory.perception.structure_judge:StructureMatchJudge"},
     "features": {"patch-colour-gradient-descriptor": "worldmemory.perception.descriptor:ColourGradientPatches",
                  "dinov2": "worldmemory.perception.dinov2:Dinov2Features",
                  "clip": "worldmemory.perception.clip_features:ClipFeatures"},
@@ -71,6 +73,11 @@ def backend_class(capability: str, name: str):
         raise ValueError(f"unknown {capability} backend {name!r}; valid: {', '.join(names(capability))}")
     module, attribute = backends[name].split(":")
     return getattr(importlib.import_module(module), attribute)
+
+
+def judges_of(question: str) -> list[str]:
+    """The judge backends that answer ``question`` (their ``questions``: perception.judge)."""
+    return [name for name in _backends("judge") if question in backend_class("judge", name).questions]
 
 
 def not_configured(key: str, capability: str) -> str:

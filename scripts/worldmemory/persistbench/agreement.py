@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from worldmemory.external.replay import replay_recipe
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.persistbench.perception import FAMILY, MIN_PIXELS
 from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons
@@ -28,6 +29,7 @@ from worldmemory.report.agreement import (
     agreement_table,
     iou_rows,
     mask_ious,
+    of_replay,
     table_rows,
 )
 from worldmemory.report.tables import write_csv
@@ -56,15 +58,17 @@ def tracker_rows(model: str, rollouts: Path, sequences: Path, estimates: Estimat
     return iou_rows(model, ious)
 
 
-def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, sequences_dir: Path,
+def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path, sequences_dir: Path,
               estimates_dir: Path, tolerance: float = TOLERANCE):
+    """The agreement table of ``pairs`` (reference model, one of its replays: clean or degraded)."""
     rows = []
-    for model, replay in pairs.items():
+    for model, replay in pairs:
         oracle = read_scores([scores_dir / model / f"{FAMILY}.csv"])
         estimated = read_scores([scores_dir / replay / f"{FAMILY}.csv"]).assign(model=model)
-        rows += cell_agreement(oracle, estimated, model, tolerance)
         tracking = load_model_estimates(estimates_dir / replay, "tracking")
-        rows += tracker_rows(model, rollouts_dir / model, sequences_dir, tracking)
+        rows += of_replay([*cell_agreement(oracle, estimated, model, tolerance),
+                           *tracker_rows(model, rollouts_dir / model, sequences_dir, tracking)],
+                          replay_recipe(replay))
     return agreement_table(rows)
 
 
@@ -72,7 +76,7 @@ def main(argv=None) -> None:
     ap = agreement_arguments(__doc__.splitlines()[0], "persistbench", TOLERANCE)
     ap.add_argument("--sequences", required=True, type=Path, help="results/persistbench/sequences")
     args = ap.parse_args(argv)
-    table = agreement(dict(args.pairs), args.scores, args.rollouts, args.sequences, args.estimates, args.tolerance)
+    table = agreement(args.pairs, args.scores, args.rollouts, args.sequences, args.estimates, args.tolerance)
     write_csv(table, args.out)
     print(table.to_string(index=False))
 

@@ -12,7 +12,8 @@ import pandas as pd
 
 from worldmemory.report.tables import DECIMALS
 
-COLUMNS = ["model", "quantity", "oracle", "estimated", "difference", "within", "note"]
+# replay: how the replayed video was delivered, "clean" or a degradation (common.degrade)
+COLUMNS = ["model", "replay", "quantity", "oracle", "estimated", "difference", "within", "note"]
 
 
 def compared(model: str, quantity: str, oracle: float, estimated: float, note: str = "",
@@ -56,6 +57,11 @@ def iou_rows(model: str, ious, note: str = "") -> list[dict]:
             compared(model, "tracking_iou_p10", 1.0, float(np.percentile(ious, 10)), note)]
 
 
+def of_replay(rows: list[dict], replay: str) -> list[dict]:
+    """``rows`` labelled with the replay they read ("clean" or the degradation's name)."""
+    return [{**row, "replay": replay} for row in rows]
+
+
 def agreement_table(rows: list[dict]) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=COLUMNS)
     numeric = ["oracle", "estimated", "difference"]
@@ -64,8 +70,8 @@ def agreement_table(rows: list[dict]) -> pd.DataFrame:
 
 
 def agreement_arguments(description: str, study: str, tolerance: float) -> argparse.ArgumentParser:
-    """The command line both studies' agreement modules share (pairs MODEL=REPLAY, the result
-    directories of ``study``, the tolerance, the output)."""
+    """The command line both studies' agreement modules share (pairs MODEL=REPLAY, a model once
+    per replay of it; the result directories of ``study``, the tolerance, the output)."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--pairs", nargs="+", required=True, metavar="MODEL=REPLAY", type=lambda p: p.split("=", 1))
     for name in ("scores", "rollouts", "estimates"):

@@ -291,10 +291,10 @@ def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
     directory (the features' too); no model takes the name of a replay run."""
     from worldmemory.external import check_template
+    from worldmemory.external.replay import REPLAY
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
-    from worldmemory.workflow.runs import REPLAY
 
     fix = ("a Hugging Face id of the form owner/name (with `revision:`), fetched once by rule "
            "prefetch_perception, or an existing local model directory")
@@ -315,7 +315,12 @@ def _perception(study_name: str, study: dict):
             yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
+        elif study_name == "worldmembench" and capability == "judge" and name != registry.NONE:
+            from worldmemory.worldmembench.perceive import event_judge_problem  # only for a configured judge
+
+            if problem := event_judge_problem(name):
+                yield problem
     for name in study.get("models", {}):
-        if name.endswith(REPLAY):
-            yield (f"{study_name}.models.{name}: names ending in {REPLAY!r} are the replays of the agreement "
-                   f"table. Fix: rename the model")
+        if REPLAY in name:
+            yield (f"{study_name}.models.{name}: names with {REPLAY!r} are the replays of the agreement "
+                   f"tables (<model>{REPLAY}, <model>{REPLAY}-<degradation>). Fix: rename the model")

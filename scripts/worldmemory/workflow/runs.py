@@ -10,10 +10,10 @@ from __future__ import annotations
 import shlex
 
 from worldmemory.common.rollout_index import RESERVED
+from worldmemory.external.replay import CLEAN, replay_name
 from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.worldmembench.cases import embedded_plan, user_cases
 
-REPLAY = ".replay"  # the suffix of a reference model replayed as an external model (no model may use it)
 REPLAY_KEY = {"worldmembench": "{case}/{trajectory_name}", "persistbench": "{sequence}"}
 
 
@@ -21,16 +21,20 @@ def benchmark_runs(study: str, block: dict) -> dict[str, dict]:
     """Every run of a benchmark study, name -> spec: its models and, with ``agreement`` on, each
     reference model replayed as an external model (``<model>.replay``, worldmemory.external.replay),
     which reaches scoring without truth channels: the configured estimators score the same
-    pixels as the oracle (the perception-agreement tables)."""
+    pixels as the oracle (the perception-agreement tables); and replayed degraded by each recipe
+    of ``agreement_degradations`` (``<model>.replay-<recipe>``, common.degrade), whose
+    ``degradation`` names the recipe ("clean" for the plain replay)."""
     runs = dict(block["models"])
     for name, spec in block["models"].items():
-        if block["agreement"] and spec["kind"] == "reference":
-            source = shlex.quote(f"results/{study}/rollouts/{name}")
+        if not (block["agreement"] and spec["kind"] == "reference"):
+            continue
+        source = shlex.quote(f"results/{study}/rollouts/{name}")
+        for recipe in [CLEAN, *block["agreement_degradations"]]:
             command = (f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
-                       " --request {request}")
-            runs[name + REPLAY] = {"kind": "external", "replays": name, "command": command,
-                                   "trajectory_params": spec.get("trajectory_params", {}), "gpu": 0,
-                                   "mem_mb": 2000, "runtime": 30}
+                       f" --degrade {recipe} --request {{request}}")
+            runs[replay_name(name, recipe)] = {
+                "kind": "external", "replays": name, "degradation": recipe, "command": command,
+                "trajectory_params": spec.get("trajectory_params", {}), "gpu": 0, "mem_mb": 2000, "runtime": 30}
     return runs
 
 

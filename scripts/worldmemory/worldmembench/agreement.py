@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
+from worldmemory.external.replay import replay_recipe
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.report.agreement import (
     agreement_arguments,
@@ -33,6 +34,7 @@ from worldmemory.report.agreement import (
     compared,
     iou_rows,
     mask_ious,
+    of_replay,
     table_rows,
 )
 from worldmemory.report.tables import write_csv
@@ -98,23 +100,24 @@ def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list
             compared(model, quantities[1], 0.0, float(np.max(errors)), note)]
 
 
-def agreement(pairs: dict[str, str], scores_dir: Path, rollouts_dir: Path, estimates_dir: Path,
+def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path, estimates_dir: Path,
               tolerance: float = TOLERANCE) -> pd.DataFrame:
-    """The agreement table of ``pairs`` (reference model -> its replay)."""
+    """The agreement table of ``pairs`` (reference model, one of its replays: clean or degraded)."""
     rows = []
-    for model, replay in pairs.items():
+    for model, replay in pairs:
         oracle = read_scores([scores_dir / model / f"{f}.csv" for f in FAMILIES_COMPARED])
         estimated = read_scores([scores_dir / replay / f"{f}.csv" for f in FAMILIES_COMPARED])
-        rows += column_agreement(oracle, estimated.assign(model=model), model, tolerance)
         own = estimates_dir / replay
-        rows += tracker_rows(model, rollouts_dir / model, load_model_estimates(own, "tracking"))
-        rows += camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"))
+        rows += of_replay([*column_agreement(oracle, estimated.assign(model=model), model, tolerance),
+                           *tracker_rows(model, rollouts_dir / model, load_model_estimates(own, "tracking")),
+                           *camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"))],
+                          replay_recipe(replay))
     return agreement_table(rows)
 
 
 def main(argv=None) -> None:
     args = agreement_arguments(__doc__.splitlines()[0], "worldmembench", TOLERANCE).parse_args(argv)
-    table = agreement(dict(args.pairs), args.scores, args.rollouts, args.estimates, args.tolerance)
+    table = agreement(args.pairs, args.scores, args.rollouts, args.estimates, args.tolerance)
     write_csv(table, args.out)
     print(table.to_string(index=False))
 

@@ -51,7 +51,7 @@ from worldmemory.common.progress import PERCEIVED, report
 from worldmemory.common.rollout_index import read_unit_manifest
 from worldmemory.common.video import read_video
 from worldmemory.perception import registry
-from worldmemory.perception.judge import event_prompt, parse_event_answer
+from worldmemory.perception.judge import EVENT_CHECKLIST, event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench.cases import load_case, load_cases
 from worldmemory.worldmembench.metrics.dynamic_memory import (
@@ -163,11 +163,25 @@ def _quality(scorer, root: Path, entry: dict, case: dict) -> dict | None:
     return {"frames": picked, "raw": scorer.score(frames[picked])}
 
 
+def event_judge_problem(name: str) -> str | None:
+    """Why judge backend ``name`` cannot answer Dynamic Memory's event checklist (a
+    same-entity-only judge such as structure-match), or None when it can."""
+    valid = registry.judges_of(EVENT_CHECKLIST)
+    if name in valid or name == registry.NONE:
+        return None
+    return (f"worldmembench.perception.judge = {name!r}: that judge does not answer the Dynamic Memory event "
+            f"checklist (Appendix D.1), which needs a vision-language model; expected one of "
+            f"{', '.join(valid + [registry.NONE])}. Fix: use one of those")
+
+
 class VlmEventJudge:
     """The EventJudge of Appendix D.1 asked of a vision-language backend (perception.judge):
     one prompt per rollout, greedy decoding; ``last_reply`` keeps the raw reply for the record."""
 
     def __init__(self, backend):
+        problem = event_judge_problem(backend.name)
+        if problem:
+            raise ValueError(problem)
         self.backend = backend
         self.last_reply = ""
 

@@ -45,16 +45,13 @@ import pandas as pd
 from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
 from worldmemory.worldmembench.metrics.static_memory import pose_qualified, tracking_qualified
 from worldmemory.worldmembench.revisits import ROTATIONS
-from worldmemory.worldmembench.tables import STATIC, aggregate_metric, read_scores
+from worldmemory.worldmembench.tables import DEPARTURE_DEG, ENTITY_FAMILY, STATIC, aggregate_metric, read_scores
 from worldmemory.worldmembench.trajectories import build
 
-DEPARTURE_DEG = 30  # Appendix G.1: departure >= 30 deg from the initial orientation
 TOLERANCES = (30, 15, 5)  # return tolerances of Table 13 (30 is the main criterion)
 PRESCRIBED = {t: len(build(t).revisits()) for t in ROTATIONS}  # K: LRLR 2, LRLRLR 3, LRUD 2
 # Each part's effect is sum over its trajectories of sign * (R_1 - R_K).
 PARTS = {"multi_revisit": {"LRLRLR": 1}, "cross_axis": {"LRUD": 1, "LRLR": -1}}
-ENTITY_FAMILY = {"human_identity": "human", "human_appearance": "human",
-                 "object_appearance": "object", "object_geometry": "object"}
 ENV_METRICS = tuple(m for m in STATIC if m not in ENTITY_FAMILY)
 TRACKING_EVIDENCE = ("departed", "return_frames")
 POSE_EVIDENCE = ("departure_deg", "return_error_deg")

@@ -12,6 +12,14 @@ Input: the tidy rows of ``score.py`` for one or more models. Aggregation (Sectio
     RPE_trans, rotations for RPE_rot); rollouts whose RPE is NaN are left out.
   * General Video Quality: mean over rollouts (video_quality.benchmark_score); NaN while no
     predictor runs, with the reason in ``table2_reasons``.
+Beside Table 2, ``departure_shares`` (results/worldmembench/table2_departure.csv): per model and
+Static Memory column, the share of its revisit slots whose target or view departed (Appendix
+G.1's evidence: a Human/Object target's ``departed``; an Environment revisit's ``departure_deg`` >=
+30 deg), so that a model that never leaves its first view (share 0), whose revisits test no
+memory, is told apart from one that remembers. Table 2's own means stay unfiltered, as the
+paper's. Our choice where the paper is silent: a flat mean over the slots (target x revisit) of
+the column's family on every trajectory that records the evidence; NaN when any slot's evidence
+is missing (a model scored without a tracker), never read as departed or not.
 Floats are rounded to 6 decimals and CSVs written with a fixed line terminator, so they are
 byte-stable across runs. This module runs in the light environment (no video or torch stack), so
 it does not import score.py.
@@ -38,6 +46,10 @@ DYNAMIC = ("dyn_return_progress", "dyn_persistence_reset", "dyn_final_state",
 CAMERA = ("rpe_trans", "rpe_rot")
 TABLE2_COLUMNS = ["model", *QUALITY, *STATIC, *DYNAMIC, *CAMERA]  # the paper's column order
 TABLE5_COLUMNS = ["model", "n", "started", "p_start", "S_cond", "S_gated"]
+ENTITY_FAMILY = {"human_identity": "human", "human_appearance": "human",
+                 "object_appearance": "object", "object_geometry": "object"}
+DEPARTURE_DEG = 30  # Appendix G.1: departure >= 30 deg from the initial orientation
+DEPARTED = "_departed"  # the suffix of a Static Memory column's departure share
 ROW_KEYS = ["model", "case", "trajectory", "metric", "target", "revisit"]
 SHORT = {  # Table 2's header abbreviations, for printing
     "imaging_quality": "Imaging", "aesthetic_quality": "Aesth.", "human_identity": "H.Id",
@@ -120,6 +132,24 @@ def table2(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=TABLE2_COLUMNS).round(DECIMALS)
 
 
+def departure_shares(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per model (as ``table2``): for each Static Memory column ``<column>_departed``,
+    the share of its revisit slots that departed (module doc)."""
+    rows = []
+    for model, own in _checked(scores).groupby("model", sort=False):
+        row = {"model": model}
+        for metric in STATIC:
+            family = ENTITY_FAMILY.get(metric, "environment")
+            evidence = "departed" if family != "environment" else "departure_deg"
+            values = own.loc[(own["family"] == family) & (own["metric"] == evidence), "value"].to_numpy(float)
+            if evidence == "departure_deg":
+                values = np.where(np.isnan(values), np.nan, values >= DEPARTURE_DEG)
+            missing = not len(values) or np.isnan(values).any()
+            row[metric + DEPARTED] = math.nan if missing else float(values.mean())
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", *(m + DEPARTED for m in STATIC)]).round(DECIMALS)
+
+
 def table2_reasons(scores: pd.DataFrame) -> pd.DataFrame:
     """Why each NaN cell of Table 2 is NaN: columns model, metric, reason.
 
@@ -192,6 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--table2", required=True)
     parser.add_argument("--table5", required=True)
     parser.add_argument("--reasons", help="CSV of why each NaN cell of Table 2 is NaN")
+    parser.add_argument("--departure", help="CSV of the departed share of each Static Memory column")
     add_paper_options(parser, "resources/paper_values/worldmembench_table2.csv", "lingbot=LingBot-World")
     args = parser.parse_args(argv)
     runs = paper_runs(parser, args)
@@ -206,6 +237,12 @@ def main(argv: list[str] | None = None) -> None:
         write_csv(reasons, args.reasons)
     for r in reasons.itertuples():
         print(f"  {r.model} {r.metric}: NaN ({r.reason})")
+    departure = departure_shares(scores)
+    if args.departure:
+        write_csv(departure, args.departure)
+    print("\nShare of each Static Memory column's revisits that departed (1 = every revisit tests memory):")
+    print(departure.rename(columns=lambda c: SHORT.get(c.removesuffix(DEPARTED), c)).to_string(
+        index=False, float_format="%.2f"))
     if not decomposed.empty:
         print()
         print(decomposed.to_string(index=False, float_format="%.3f"))
