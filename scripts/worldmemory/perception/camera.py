@@ -38,7 +38,9 @@ How it works
    when a reference model re-samples the room), or whose step departs from the prediction by more
    than 1 degree without a feature match backing it, takes the prior's step instead (flagged in
    ``Diagnostics.content_change``); a pair without texture gets the prior's step by construction
-   (``Diagnostics.textureless``): both degrade to constant-velocity dead reckoning.
+   (``Diagnostics.textureless``): both degrade to constant-velocity dead reckoning. After a
+   blank (black or uniform) frame the motion model predicts nothing, so until a step is measured
+   again the surprise test is off: the content returns as a sliver at the edge of the view.
 3. **Re-anchoring and loop closure.** A step whose motion neither the images nor the motion
    model tell (a black or uniform frame on either side, or a frozen view that jumps) is a *gap*;
    the chain after it is a new
@@ -652,14 +654,15 @@ class FeatureMatchingCamera:
                       for g in grey]
         tracks = _Tracks(K, corners=self.track_corners, min_tracks=self.track_min,
                          window=self.track_window)
-        steps, aligner, images = self._rotation_chain(grey, track_grey, still, K, tracks, diag)
+        steps, aligner, images, blank = self._rotation_chain(grey, track_grey, still, K, tracks,
+                                                             diag)
         tracks = tracks.frames
         rotations = [np.eye(3)]
         for dR in steps:
             rotations.append(rotations[-1] @ dR)
         rotations = np.array(rotations)
         if self.loop_closure_deg > 0:
-            rotations = self._anchor(rotations, steps, still, aligner, images, grey, K, diag)
+            rotations = self._anchor(rotations, steps, still, blank, aligner, images, grey, K, diag)
         self._translation_evidence(tracks, still, K, diag)
         poses = pose(rotations, np.zeros((T, 3)))
         if sum(diag.translation_evidence) >= self.min_translation_pairs:
@@ -694,7 +697,11 @@ class FeatureMatchingCamera:
 
     def _rotation_chain(self, grey, track_grey, still, K, tracks, diag):
         """Rotation steps dR_t = R_t^T R_{t+1} of consecutive frames (tracks moved along), with
-        the aligner and the prepared images for the loop closures."""
+        the aligner, the prepared images and which of them are blank, for the re-anchoring.
+
+        After a blank frame the motion model predicts nothing (the camera may have turned
+        anywhere), so until a step is measured again, a step far from the prediction is not
+        taken for changed content (the content returns as a sliver at the edge of the view)."""
         height, width = grey[0].shape
         aligner = _RotationAligner(K, height, width, margin=2, huber=self.huber, noise=self.noise,
                                    structure_sigma=self.structure_sigma,
@@ -702,10 +709,13 @@ class FeatureMatchingCamera:
         images = [g.astype(np.float32) / 255.0 for g in grey]
         if self.blur_sigma > 0:
             images = [cv2.GaussianBlur(g, (0, 0), self.blur_sigma) for g in images]
+        blank = [float(image.std()) < _BLANK_STD for image in images]
         speed_information = 1.0 / math.radians(self.speed_prior_deg) ** 2
         steps, history = [], []
         tracks.start(track_grey[0])
+        lost = False  # since a blank frame, until a step is measured
         for t in range(len(grey) - 1):
+            lost |= blank[t]
             if still[t]:
                 steps.append(np.eye(3))
                 history.append(np.zeros(3))
@@ -734,17 +744,18 @@ class FeatureMatchingCamera:
             diag.mismatch.append(aligner.mismatch(T_, images[t + 1], dR))
             surprise = math.degrees(np.linalg.norm(_log(dR) - mean))
             changed = diag.mismatch[-1] > _MAX_MISMATCH or (surprise > _MAX_SURPRISE_DEG
-                                                              and not matched)
+                                                              and not matched and not lost)
             if changed:  # the content changed (or no evidence for a jump): the motion model bridges
                 dR = _exp(mean)
             diag.content_change.append(changed)
             steps.append(dR)
             history.append(_log(dR))
             diag.textureless.append(bool(np.linalg.eigvalsh(A)[-1] < speed_information))
+            lost &= changed or diag.textureless[-1]
             tracks.step(track_grey[t], track_grey[t + 1], dR, False)
-        return steps, aligner, images
+        return steps, aligner, images, blank
 
-    def _anchor(self, rotations, steps, still, aligner, images, grey, K, diag) -> np.ndarray:
+    def _anchor(self, rotations, steps, still, blank, aligner, images, grey, K, diag) -> np.ndarray:
         """Re-anchor the chain to earlier keyframes and spread the corrections over it.
 
         A *gap* is a step whose motion the images do not tell and the motion model cannot
@@ -766,7 +777,6 @@ class FeatureMatchingCamera:
         is spread evenly over the gap's steps, the others' in proportion to their angle.
         """
         T = len(rotations)
-        blank = [float(image.std()) < _BLANK_STD for image in images]
         frozen = np.r_[False, still[:-1]]  # the step leaves a frame that repeated its predecessor
         diag.gap = [bool(not still[t] and (blank[t] or blank[t + 1]
                                            or (diag.content_change[t] and frozen[t])))
