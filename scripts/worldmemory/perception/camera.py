@@ -129,7 +129,7 @@ _MAX_START_MISMATCH = 0.5  # a keyframe whose best start leaves more far apart i
 _ANCHOR_STD_DEG = 0.05  # an anchor must pin every axis at least this well (data only)
 _SIFT_RATIO = 0.8  # Lowe's ratio test of the keyframe matches
 _BLANK_STD = 0.01  # a frame whose intensities (in [0, 1]) vary less shows nothing: black, uniform
-_GAP_SIGMA_DEG = 10.0  # std of a step across a gap (blank frames, changed content): motion unknown
+_GAP_SIGMA_DEG = 10.0  # std of a step across a gap (blank frame, frozen view that jumps)
 _LOOP_DRIFT = 0.01  # chain drift std per step, as a fraction of the step's angle ...
 _LOOP_DRIFT_FLOOR_DEG = 0.002  # ... plus this
 _MIN_TRIANGULATION_DEG = 1.0  # rays meeting at a smaller angle do not triangulate a map point
@@ -816,6 +816,8 @@ class FeatureMatchingCamera:
                     anchored = True
                     diag.reanchored += 1
                 break
+            if candidates and not anchored:
+                since = 0  # no keyframe matched: the next attempt _LOOP_EVERY frames on
             distinct += 1
             if anchored and distinct >= _KEYFRAME_EVERY:
                 keyframes[t], distinct = estimate[t], 0
