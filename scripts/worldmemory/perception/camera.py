@@ -775,15 +775,11 @@ class FeatureMatchingCamera:
         away (beyond twice that angle) is aligned to frame 0 (every ``_LOOP_EVERY``-th such
         frame): the classic loop closure; after a step bridged by the motion model (changed
         content) the chain may have drifted beyond that window, so every ``_LOOP_EVERY``-th
-        frame is tried, wherever the estimate is, until one anchors; outside the window such an
-        anchor is kept only when it corrects the chain by more than a third of the window (a
-        smaller drift is left to the window, whose nearer views align better: on the drifting
-        model's rollouts anchors at 16-26 degrees from frame 0 were 0.7-1.6 degrees off).
-        Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th distinct content frame of an
-        anchored segment. Every alignment becomes a constraint of a rotation pose graph
-        (``_pose_graph``) whose step edges have the std of their source: a gap's is large (its
-        correction is spread evenly over the gap), a bridged step's is the motion model's
-        ``speed_prior_deg``, a measured step's grows with its angle.
+        frame is tried, wherever the estimate is, until one anchors. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
+        distinct content frame of an anchored segment. Every alignment becomes a constraint of
+        a rotation pose graph (``_pose_graph``) whose step edges have the std of their source:
+        a gap's is large (its correction is spread evenly over the gap), a bridged step's is the
+        motion model's ``speed_prior_deg``, a measured step's grows with its angle.
         """
         T = len(rotations)
         frozen = np.r_[False, still[:-1]]  # the step leaves a frame that repeated its predecessor
@@ -807,8 +803,8 @@ class FeatureMatchingCamera:
             since += 1
             angle = math.degrees(np.linalg.norm(_log(estimate[t])))
             away |= anchored and angle > 2 * self.loop_closure_deg
-            window = away and angle <= self.loop_closure_deg
-            if since < _LOOP_EVERY or (anchored and not (bridged or window)):
+            back = bridged or (away and angle <= self.loop_closure_deg)
+            if since < _LOOP_EVERY or (anchored and not back):
                 candidates = []
             elif anchored:
                 candidates = [0]
@@ -818,9 +814,8 @@ class FeatureMatchingCamera:
                 candidates = [0] + others[:_ANCHOR_CANDIDATES - 1]
             for k in candidates:
                 M = matcher.match(k, t, keyframes[k].T @ estimate[t])
-                if M is None or (anchored and not window and math.degrees(np.linalg.norm(
-                        _log(keyframes[k] @ M @ estimate[t].T))) < self.loop_closure_deg / 3):
-                    continue  # a small drift is left to the window, which aligns nearer views
+                if M is None:
+                    continue
                 anchors.append((t, k, M))
                 since, bridged = 0, False
                 if not anchored:
