@@ -49,17 +49,15 @@ How it works
    keyframes (every 8th frame of an anchored segment) nearest its dead-reckoned orientation, and
    the first verified alignment places the whole segment. Within an anchored segment a frame
    whose orientation is back within ``loop_closure_deg`` of frame 0 after the camera has been
-   away is aligned to frame 0 (every 4th such frame), and so is every 4th frame once a step was
-   bridged by the motion model (changed content), whose drift may exceed that window. Each alignment starts from
-   the best of the dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match
-   (RANSAC homography -> rotation), so it converges from any drift that leaves the views
-   overlapping, and is kept only when the images verify it (few pixels left far apart, every
-   axis pinned). All alignments and steps then form a rotation pose graph (Gauss-Newton, frame 0
-   fixed): a correction is spread over the chain in proportion to each step's angle, onto the
-   bridged steps (std ``speed_prior_deg``) and evenly over a gap's steps. Choices where the
-   papers are silent: identical frames (a frozen view, a run of black) share one orientation,
-   which the graph puts between the ones seen before and after the run; a segment that matches
-   no keyframe (new content) keeps the dead-reckoned orientation.
+   away is aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
+   dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match (RANSAC
+   homography -> rotation), so it converges from any drift that leaves the views overlapping,
+   and is kept only when the images verify it (few pixels left far apart, every axis pinned).
+   All alignments and steps then form a rotation pose graph (Gauss-Newton, frame 0 fixed): a
+   correction is spread over the chain in proportion to each step's angle, and evenly over a
+   gap's steps. Choices where the papers are silent: identical frames (a frozen view, a run of
+   black) share one orientation, which the graph puts between the ones seen before and after
+   the run; a segment that matches no keyframe (new content) keeps the dead-reckoned orientation.
 4. **Model selection by parallax.** KLT tracks (corners only: one-dimensional corners are
    rejected; each track predicted by the rotation step, so periodic textures cannot make it jump)
    give, per frame, the two-view fit against the frame ``parallax_gap`` frames back: the
@@ -773,13 +771,10 @@ class FeatureMatchingCamera:
         the first verified alignment re-anchors the whole segment rigidly. Within an anchored
         segment, a frame back within ``loop_closure_deg`` of frame 0 after the camera has been
         away (beyond twice that angle) is aligned to frame 0 (every ``_LOOP_EVERY``-th such
-        frame): the classic loop closure; after a step bridged by the motion model (changed
-        content) the chain may have drifted beyond that window, so every ``_LOOP_EVERY``-th
-        frame is tried, wherever the estimate is, until one anchors. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
+        frame): the classic loop closure. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
         distinct content frame of an anchored segment. Every alignment becomes a constraint of
-        a rotation pose graph (``_pose_graph``) whose step edges have the std of their source:
-        a gap's is large (its correction is spread evenly over the gap), a bridged step's is the
-        motion model's ``speed_prior_deg``, a measured step's grows with its angle.
+        a rotation pose graph (``_pose_graph``), where a gap step is a weak edge: its correction
+        is spread evenly over the gap's steps, the others' in proportion to their angle.
         """
         T = len(rotations)
         frozen = np.r_[False, still[:-1]]  # the step leaves a frame that repeated its predecessor
@@ -792,19 +787,16 @@ class FeatureMatchingCamera:
         keyframes = {0: np.eye(3)}  # frame -> orientation
         anchors = []  # (frame t, keyframe k, R_k^T R_t)
         anchored, away, since, segment_start, distinct = True, False, _LOOP_EVERY, 0, 0
-        bridged = False  # a step came from the motion model since the last anchor
         for t in range(1, T):
             if diag.gap[t - 1]:
                 anchored, since, segment_start = False, _LOOP_EVERY, t
-            bridged |= diag.content_change[t - 1]
             estimate[t] = correction @ rotations[t]
             if still[t - 1] or blank[t]:
                 continue
             since += 1
             angle = math.degrees(np.linalg.norm(_log(estimate[t])))
             away |= anchored and angle > 2 * self.loop_closure_deg
-            back = bridged or (away and angle <= self.loop_closure_deg)
-            if since < _LOOP_EVERY or (anchored and not back):
+            if since < _LOOP_EVERY or (anchored and not (away and angle <= self.loop_closure_deg)):
                 candidates = []
             elif anchored:
                 candidates = [0]
@@ -817,14 +809,14 @@ class FeatureMatchingCamera:
                 if M is None:
                     continue
                 anchors.append((t, k, M))
-                since, bridged = 0, False
+                since = 0
                 if not anchored:
                     correction = keyframes[k] @ M @ rotations[t].T
                     estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
                     anchored = True
                     diag.reanchored += 1
                 break
-            if candidates and (bridged or not anchored):
+            if candidates and not anchored:
                 since = 0  # no keyframe matched: the next attempt _LOOP_EVERY frames on
             distinct += 1
             if anchored and distinct >= _KEYFRAME_EVERY:
@@ -833,9 +825,8 @@ class FeatureMatchingCamera:
         if not anchors:
             return estimate
         step_angle = np.array([np.linalg.norm(_log(dR)) for dR in steps])
-        sigma = np.select([diag.gap, diag.content_change],
-                          [math.radians(_GAP_SIGMA_DEG), math.radians(self.speed_prior_deg)],
-                          _LOOP_DRIFT * step_angle + math.radians(_LOOP_DRIFT_FLOOR_DEG))
+        sigma = np.where(diag.gap, math.radians(_GAP_SIGMA_DEG),
+                         _LOOP_DRIFT * step_angle + math.radians(_LOOP_DRIFT_FLOOR_DEG))
         return _pose_graph(estimate, steps, still, 1.0 / sigma**2, anchors,
                            1.0 / math.radians(_LOOP_SIGMA_DEG) ** 2)
 
