@@ -38,11 +38,26 @@ How it works
    when a reference model re-samples the room), or whose step departs from the prediction by more
    than 1 degree without a feature match backing it, takes the prior's step instead (flagged in
    ``Diagnostics.content_change``); a pair without texture gets the prior's step by construction
-   (``Diagnostics.textureless``): both degrade to constant-velocity dead reckoning.
-3. **Loop closure.** When the chained orientation is back within ``loop_closure_deg`` of frame 0
-   after the camera has been away, the frame is aligned directly to frame 0 (every 4th such
-   frame, kept if consistent); the drift is spread over the chain in proportion to each step's
-   angle (a linear least-squares problem), so absolute orientations re-anchor without a jump.
+   (``Diagnostics.textureless``): both degrade to constant-velocity dead reckoning. After a
+   blank (black or uniform) frame the motion model predicts nothing, so until a step is measured
+   again the surprise test is off: the content returns as a sliver at the edge of the view.
+3. **Re-anchoring and loop closure.** A step whose motion neither the images nor the motion
+   model tell (a black or uniform frame on either side, or a frozen view that jumps) is a *gap*;
+   the chain after it is a new
+   segment, which may have drifted by tens of degrees (dead reckoning across the gap). Its first
+   content frame (then every 4th until one succeeds) is aligned directly to frame 0, then to the
+   keyframes (every 8th frame of an anchored segment) nearest its dead-reckoned orientation, and
+   the first verified alignment places the whole segment. Within an anchored segment a frame
+   whose orientation is back within ``loop_closure_deg`` of frame 0 after the camera has been
+   away is aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
+   dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match (RANSAC
+   homography -> rotation), so it converges from any drift that leaves the views overlapping,
+   and is kept only when the images verify it (few pixels left far apart, every axis pinned).
+   All alignments and steps then form a rotation pose graph (Gauss-Newton, frame 0 fixed): a
+   correction is spread over the chain in proportion to each step's angle, and evenly over a
+   gap's steps. Choices where the papers are silent: identical frames (a frozen view, a run of
+   black) share one orientation, which the graph puts between the ones seen before and after
+   the run; a segment that matches no keyframe (new content) keeps the dead-reckoned orientation.
 4. **Model selection by parallax.** KLT tracks (corners only: one-dimensional corners are
    rejected; each track predicted by the rotation step, so periodic textures cannot make it jump)
    give, per frame, the two-view fit against the frame ``parallax_gap`` frames back: the
@@ -106,9 +121,15 @@ _STRUCTURE_SIGMA = 2.0  # integration scale (px) of the corner test of new track
 _MAX_CORNER_COHERENCE = 0.5  # a corner more one-dimensional than this is an edge: not tracked
 _CORNER_QUALITY = 0.001  # goodFeaturesToTrack quality level
 _MIN_COMMON = 20  # fewest shared tracks for a two-view model test
-_LOOP_EVERY = 4  # frames between loop-closure alignments
-_MAX_LOOP_CORRECTION_DEG = 5.0  # a loop closure correcting the chain by more is not trusted
-_LOOP_SIGMA_DEG = 0.05  # std of a frame-to-frame-0 alignment
+_LOOP_EVERY = 4  # distinct frames between loop-closure (re-anchoring) alignments
+_LOOP_SIGMA_DEG = 0.05  # std of a frame-to-keyframe alignment
+_KEYFRAME_EVERY = 8  # distinct content frames between keyframes that a re-anchoring may match
+_ANCHOR_CANDIDATES = 6  # keyframes tried per re-anchoring: frame 0, then the nearest
+_MAX_START_MISMATCH = 0.5  # a keyframe whose best start leaves more far apart is not refined
+_ANCHOR_STD_DEG = 0.05  # an anchor must pin every axis at least this well (data only)
+_SIFT_RATIO = 0.8  # Lowe's ratio test of the keyframe matches
+_BLANK_STD = 0.01  # a frame whose intensities (in [0, 1]) vary less shows nothing: black, uniform
+_GAP_SIGMA_DEG = 10.0  # std of a step across a gap (blank frame, frozen view that jumps)
 _LOOP_DRIFT = 0.01  # chain drift std per step, as a fraction of the step's angle ...
 _LOOP_DRIFT_FLOOR_DEG = 0.002  # ... plus this
 _MIN_TRIANGULATION_DEG = 1.0  # rays meeting at a smaller angle do not triangulate a map point
@@ -129,7 +150,9 @@ class Diagnostics:
     translation_evidence: list = field(default_factory=list)  # bool per pair
     mismatch: list = field(default_factory=list)  # fraction of pixels the aligned pair leaves far apart
     content_change: list = field(default_factory=list)  # bool: mismatch > _MAX_MISMATCH, step from the prior
-    loop_closures: int = 0
+    gap: list = field(default_factory=list)  # bool: a blank frame, or a frozen view that jumps
+    loop_closures: int = 0  # alignments to a keyframe (frame 0 or an earlier one)
+    reanchored: int = 0  # segments after a gap placed by such an alignment
     notes: list = field(default_factory=list)
 
 
@@ -246,7 +269,7 @@ class _RotationAligner:
         """Fraction of the in-view pixels that the step leaves farther than ``huber`` from the
         template: a few percent for a consistent pair, most of the image across a scene change."""
         e, valid = self.residual(T, image, dR)
-        if not valid.any():
+        if valid.sum() < 0.2 * valid.size:  # too little overlap to tell (as ``cost``)
             return 1.0
         return float(np.mean(np.abs(e[valid]) > self.huber))
 
@@ -437,6 +460,103 @@ def _essential_residual(K, pts_a, pts_b, threshold: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
+# Re-anchoring: a frame aligned to an earlier keyframe, and the rotation pose graph
+
+
+class _KeyframeMatcher:
+    """Direct alignment of frame t to keyframe k (M = R_k^T R_t) that needs no good guess.
+
+    Three starts are tried, and the one whose warp leaves the fewest pixels far apart is refined
+    (no motion prior): the dead-reckoned guess, the keyframe itself (M = I: a frame that repeats
+    the keyframe), and a SIFT match (ratio test, RANSAC homography inliers -> closed-form
+    rotation), which converges from any drift that leaves the two views overlapping. The result
+    is kept only when it leaves at most ``_MAX_MISMATCH`` of the overlap far apart and the
+    images pin every axis (data std below ``_ANCHOR_STD_DEG``): a flat or striped view anchors
+    nothing.
+    """
+
+    def __init__(self, aligner: _RotationAligner, images, grey, K):
+        self.aligner, self.images, self.grey, self.K = aligner, images, grey, K
+        self.sift = cv2.SIFT_create()
+        self.matcher = cv2.BFMatcher(cv2.NORM_L2)
+        self.features, self.templates = {}, {}
+
+    def match(self, k: int, t: int, guess: np.ndarray) -> np.ndarray | None:
+        if k not in self.templates:
+            self.templates[k] = self.aligner.template(self.images[k])
+        T_, J = self.templates[k]
+        starts = [guess, np.eye(3)]
+        matched = self._feature_start(k, t)
+        if matched is not None:
+            starts.append(matched)
+        mismatch = [self.aligner.mismatch(T_, self.images[t], M) for M in starts]
+        if min(mismatch) > _MAX_START_MISMATCH:
+            return None
+        M, A = self.aligner.align(T_, J, self.images[t], starts[int(np.argmin(mismatch))])
+        if (self.aligner.mismatch(T_, self.images[t], M) > _MAX_MISMATCH
+                or np.linalg.eigvalsh(A)[0] < 1.0 / math.radians(_ANCHOR_STD_DEG) ** 2):
+            return None
+        return M
+
+    def _features(self, t: int):
+        if t not in self.features:
+            keypoints, descriptors = self.sift.detectAndCompute(self.grey[t], None)
+            self.features[t] = (np.array([p.pt for p in keypoints], np.float64).reshape(-1, 2),
+                                descriptors)
+        return self.features[t]
+
+    def _feature_start(self, k: int, t: int) -> np.ndarray | None:
+        (pk, dk), (pt, dt) = self._features(k), self._features(t)
+        if dk is None or dt is None or len(dk) < _MIN_MATCHES or len(dt) < 2:
+            return None
+        good = [pair[0] for pair in self.matcher.knnMatch(dk, dt, k=2)
+                if len(pair) == 2 and pair[0].distance < _SIFT_RATIO * pair[1].distance]
+        if len(good) < _MIN_MATCHES:
+            return None
+        pa = pk[[m.queryIdx for m in good]]
+        pb = pt[[m.trainIdx for m in good]]
+        _, inliers = cv2.findHomography(pa, pb, cv2.RANSAC, 2.0)
+        if inliers is None or inliers.sum() < _MIN_MATCHES:
+            return None
+        sel = inliers.ravel() == 1
+        return _fit_rotation(self.K, pa[sel], pb[sel])[0].T  # b = R_ab a, so R_ab = M^T
+
+
+def _pose_graph(rotations, steps, still, step_weight, anchors, anchor_weight: float,
+                iterations: int = 5) -> np.ndarray:
+    """Orientations that agree best with the chain's steps and the anchors (frame 0 fixed).
+
+    Corrections delta (R -> exp(delta) R) minimise sum_steps w_t |delta_{t+1} - delta_t - r_t|^2
+    + sum_anchors w |delta_t - delta_k - e|^2 (r, e: the world-frame residuals of the steps and of
+    the anchors R_t = R_k M), a sparse linear problem per axis; Gauss-Newton relinearises, so
+    a correction of tens of degrees (a segment re-anchored after a gap) converges. A frame
+    identical to its predecessor shares its unknown (and so its pose) exactly.
+    """
+    T = len(rotations)
+    slot = np.r_[0, np.cumsum(~np.asarray(still, bool))]
+    S = slot[-1] + 1
+    moving = np.flatnonzero(~np.asarray(still, bool))  # steps t -> t+1 between distinct frames
+    i = np.r_[slot[moving], [slot[k] for _, k, _ in anchors]]
+    j = np.r_[slot[moving + 1], [slot[t] for t, _, _ in anchors]]
+    w = np.r_[np.asarray(step_weight)[moving], np.full(len(anchors), anchor_weight)]
+    L = coo_matrix((np.r_[w, w, -w, -w], (np.r_[i, j, i, j], np.r_[i, j, j, i])),
+                   shape=(S, S)).tocsc()[1:, 1:]
+    R = rotations[np.searchsorted(slot, np.arange(S))]  # each slot's first frame
+    for _ in range(iterations):
+        target = [_log(R[slot[t]] @ steps[t] @ R[slot[t + 1]].T) for t in moving]
+        target += [_log(R[slot[k]] @ M @ R[slot[t]].T) for t, k, M in anchors]
+        b = np.zeros((S, 3))
+        np.add.at(b, j, w[:, None] * np.array(target))
+        np.subtract.at(b, i, w[:, None] * np.array(target))
+        delta = np.zeros((S, 3))
+        delta[1:] = spsolve(L, b[1:]).reshape(S - 1, 3)
+        R = np.array([_exp(d) @ R_s for d, R_s in zip(delta, R)])
+        if np.abs(delta).max() < _ALIGN_TOLERANCE:
+            break
+    return R[slot[:T]]
+
+
+# ---------------------------------------------------------------------------------------------
 # The estimator
 
 
@@ -462,7 +582,8 @@ class FeatureMatchingCamera:
     min_translation_pairs: 5 -- pairs with evidence that switch the video to the translation model.
     jerk_prior_px: 0.0005 -- std of the camera centres' third difference, in px of image motion
         at the median scene depth (0 disables the smoother).
-    loop_closure_deg: 15.0 -- re-anchor to frame 0 within this angle (0 disables).
+    loop_closure_deg: 15.0 -- loop closure to frame 0 within this angle (0 disables it and the
+        re-anchoring after gaps).
     """
 
     name = "feature-matching"
@@ -519,7 +640,8 @@ class FeatureMatchingCamera:
         diag.still = [bool(np.array_equal(frames[t], frames[t + 1])) for t in range(T - 1)]
         still = np.array(diag.still, bool)
         if T == 1 or still.all():
-            diag.textureless = diag.content_change = diag.translation_evidence = [False] * (T - 1)
+            diag.textureless = diag.content_change = diag.gap = [False] * (T - 1)
+            diag.translation_evidence = [False] * (T - 1)
             diag.mismatch = [0.0] * (T - 1)
             diag.parallax_px = diag.essential_px = [math.nan] * (T - 1)
             diag.notes.append("still video: every frame equals frame 0")
@@ -532,14 +654,15 @@ class FeatureMatchingCamera:
                       for g in grey]
         tracks = _Tracks(K, corners=self.track_corners, min_tracks=self.track_min,
                          window=self.track_window)
-        steps, aligner, images = self._rotation_chain(grey, track_grey, still, K, tracks, diag)
+        steps, aligner, images, blank = self._rotation_chain(grey, track_grey, still, K, tracks,
+                                                             diag)
         tracks = tracks.frames
         rotations = [np.eye(3)]
         for dR in steps:
             rotations.append(rotations[-1] @ dR)
         rotations = np.array(rotations)
         if self.loop_closure_deg > 0:
-            rotations = self._close_loops(rotations, steps, still, aligner, images, diag)
+            rotations = self._anchor(rotations, steps, still, blank, aligner, images, grey, K, diag)
         self._translation_evidence(tracks, still, K, diag)
         poses = pose(rotations, np.zeros((T, 3)))
         if sum(diag.translation_evidence) >= self.min_translation_pairs:
@@ -574,7 +697,11 @@ class FeatureMatchingCamera:
 
     def _rotation_chain(self, grey, track_grey, still, K, tracks, diag):
         """Rotation steps dR_t = R_t^T R_{t+1} of consecutive frames (tracks moved along), with
-        the aligner and the prepared images for the loop closures."""
+        the aligner, the prepared images and which of them are blank, for the re-anchoring.
+
+        After a blank frame the motion model predicts nothing (the camera may have turned
+        anywhere), so until a step is measured again, a step far from the prediction is not
+        taken for changed content (the content returns as a sliver at the edge of the view)."""
         height, width = grey[0].shape
         aligner = _RotationAligner(K, height, width, margin=2, huber=self.huber, noise=self.noise,
                                    structure_sigma=self.structure_sigma,
@@ -582,10 +709,13 @@ class FeatureMatchingCamera:
         images = [g.astype(np.float32) / 255.0 for g in grey]
         if self.blur_sigma > 0:
             images = [cv2.GaussianBlur(g, (0, 0), self.blur_sigma) for g in images]
+        blank = [float(image.std()) < _BLANK_STD for image in images]
         speed_information = 1.0 / math.radians(self.speed_prior_deg) ** 2
         steps, history = [], []
         tracks.start(track_grey[0])
+        lost = False  # since a blank frame, until a step is measured
         for t in range(len(grey) - 1):
+            lost |= blank[t]
             if still[t]:
                 steps.append(np.eye(3))
                 history.append(np.zeros(3))
@@ -614,68 +744,91 @@ class FeatureMatchingCamera:
             diag.mismatch.append(aligner.mismatch(T_, images[t + 1], dR))
             surprise = math.degrees(np.linalg.norm(_log(dR) - mean))
             changed = diag.mismatch[-1] > _MAX_MISMATCH or (surprise > _MAX_SURPRISE_DEG
-                                                              and not matched)
+                                                              and not matched and not lost)
             if changed:  # the content changed (or no evidence for a jump): the motion model bridges
                 dR = _exp(mean)
             diag.content_change.append(changed)
             steps.append(dR)
             history.append(_log(dR))
             diag.textureless.append(bool(np.linalg.eigvalsh(A)[-1] < speed_information))
+            lost &= changed or diag.textureless[-1]
             tracks.step(track_grey[t], track_grey[t + 1], dR, False)
-        return steps, aligner, images
+        return steps, aligner, images, blank
 
-    def _close_loops(self, rotations, steps, still, aligner, images, diag) -> np.ndarray:
-        """Re-anchor to frame 0 when its view is back, and spread the drift over the chain.
+    def _anchor(self, rotations, steps, still, blank, aligner, images, grey, K, diag) -> np.ndarray:
+        """Re-anchor the chain to earlier keyframes and spread the corrections over it.
 
-        A frame whose chained orientation is within ``loop_closure_deg`` of frame 0 after the
-        camera has been away (beyond twice that angle) is aligned directly to frame 0 (every
-        ``_LOOP_EVERY``-th such frame); the alignment is kept when it leaves few pixels far
-        apart and corrects the chain by less than ``_MAX_LOOP_CORRECTION_DEG``. The corrections
-        delta_t (R_t -> exp(delta_t) R_t) then minimise sum_t |delta_{t+1} - delta_t|^2 /
-        sigma_t^2 + sum_loops |delta_t - e_t|^2 / sigma_loop^2 with sigma_t proportional to the
-        step's angle (drift accrues with motion; a still step stays exactly still) and
-        delta_0 = 0: a linear, tridiagonal least-squares problem per axis.
+        A *gap* is a step whose motion the images do not tell and the motion model cannot
+        bridge: a blank frame on either side (black or uniform: intensity std below
+        ``_BLANK_STD``), or changed content right after a frozen (repeated) frame, where the model
+        predicts rest but the view jumped. Changed content amid motion stays bridged by the
+        motion model: on the drifting reference model's rollouts (entities that change while out
+        of view) anchors to the changed scene were measured 3-20 degrees off where the motion
+        model was within 1 degree.
+        The chain after a gap is a new segment whose orientation is unknown: its first content
+        frame, and every ``_LOOP_EVERY``-th one after it until one succeeds, is aligned to frame 0
+        and then to the keyframes nearest its dead-reckoned orientation (``_KeyframeMatcher``);
+        the first verified alignment re-anchors the whole segment rigidly. Within an anchored
+        segment, a frame back within ``loop_closure_deg`` of frame 0 after the camera has been
+        away (beyond twice that angle) is aligned to frame 0 (every ``_LOOP_EVERY``-th such
+        frame): the classic loop closure. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
+        distinct content frame of an anchored segment. Every alignment becomes a constraint of
+        a rotation pose graph (``_pose_graph``), where a gap step is a weak edge: its correction
+        is spread evenly over the gap's steps, the others' in proportion to their angle.
         """
         T = len(rotations)
-        angles = np.degrees([np.linalg.norm(_log(R)) for R in rotations])
-        template = None
-        errors = {}
-        away, since = False, _LOOP_EVERY
+        frozen = np.r_[False, still[:-1]]  # the step leaves a frame that repeated its predecessor
+        diag.gap = [bool(not still[t] and (blank[t] or blank[t + 1]
+                                           or (diag.content_change[t] and frozen[t])))
+                    for t in range(T - 1)]
+        matcher = _KeyframeMatcher(aligner, images, grey, K)
+        estimate = rotations.copy()
+        correction = np.eye(3)  # of the current segment's chain
+        keyframes = {0: np.eye(3)}  # frame -> orientation
+        anchors = []  # (frame t, keyframe k, R_k^T R_t)
+        anchored, away, since, segment_start, distinct = True, False, _LOOP_EVERY, 0, 0
         for t in range(1, T):
-            away |= angles[t] > 2 * self.loop_closure_deg
-            since += 1
-            if not away or angles[t] > self.loop_closure_deg or still[t - 1] or since < _LOOP_EVERY:
+            if diag.gap[t - 1]:
+                anchored, since, segment_start = False, _LOOP_EVERY, t
+            estimate[t] = correction @ rotations[t]
+            if still[t - 1] or blank[t]:
                 continue
-            if template is None:
-                template = aligner.template(images[0])
-            M, _ = aligner.align(*template, images[t], rotations[t])
-            e = _log(M @ rotations[t].T)
-            if (aligner.mismatch(template[0], images[t], M) <= _MAX_MISMATCH
-                    and math.degrees(np.linalg.norm(e)) < _MAX_LOOP_CORRECTION_DEG):
-                errors[t] = e
+            since += 1
+            angle = math.degrees(np.linalg.norm(_log(estimate[t])))
+            away |= anchored and angle > 2 * self.loop_closure_deg
+            if since < _LOOP_EVERY or (anchored and not (away and angle <= self.loop_closure_deg)):
+                candidates = []
+            elif anchored:
+                candidates = [0]
+            else:
+                others = sorted(set(keyframes) - {0},
+                                key=lambda k: np.linalg.norm(_log(keyframes[k].T @ estimate[t])))
+                candidates = [0] + others[:_ANCHOR_CANDIDATES - 1]
+            for k in candidates:
+                M = matcher.match(k, t, keyframes[k].T @ estimate[t])
+                if M is None:
+                    continue
+                anchors.append((t, k, M))
                 since = 0
-        diag.loop_closures = len(errors)
-        if not errors:
-            return rotations
+                if not anchored:
+                    correction = keyframes[k] @ M @ rotations[t].T
+                    estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
+                    anchored = True
+                    diag.reanchored += 1
+                break
+            if candidates and not anchored:
+                since = 0  # no keyframe matched: the next attempt _LOOP_EVERY frames on
+            distinct += 1
+            if anchored and distinct >= _KEYFRAME_EVERY:
+                keyframes[t], distinct = estimate[t], 0
+        diag.loop_closures = len(anchors)
+        if not anchors:
+            return estimate
         step_angle = np.array([np.linalg.norm(_log(dR)) for dR in steps])
-        sigma = _LOOP_DRIFT * step_angle + math.radians(_LOOP_DRIFT_FLOOR_DEG)
-        weight = np.where(np.asarray(still), 1e12, 1.0 / sigma**2)  # (T-1,) between t and t+1
-        # unknowns delta_1..delta_{T-1} (delta_0 = 0)
-        main = np.zeros(T - 1)
-        main += weight  # each step (t, t+1) touches delta_{t+1} ...
-        main[:-1] += weight[1:]  # ... and delta_t for t >= 1
-        off = -weight[1:]
-        loop_w = 1.0 / math.radians(_LOOP_SIGMA_DEG) ** 2
-        rhs = np.zeros((T - 1, 3))
-        for t, e in errors.items():
-            main[t - 1] += loop_w
-            rhs[t - 1] += loop_w * e
-        A = diags([off, main, off], [-1, 0, 1]).tocsc()
-        delta = np.column_stack([spsolve(A, rhs[:, k]) for k in range(3)])
-        corrected = rotations.copy()
-        for t in range(1, T):  # a frame identical to its predecessor keeps its pose exactly
-            corrected[t] = corrected[t - 1] if still[t - 1] else _exp(delta[t - 1]) @ rotations[t]
-        return corrected
+        sigma = np.where(diag.gap, math.radians(_GAP_SIGMA_DEG),
+                         _LOOP_DRIFT * step_angle + math.radians(_LOOP_DRIFT_FLOOR_DEG))
+        return _pose_graph(estimate, steps, still, 1.0 / sigma**2, anchors,
+                           1.0 / math.radians(_LOOP_SIGMA_DEG) ** 2)
 
     # -- model selection ------------------------------------------------------------------------
 
