@@ -707,12 +707,16 @@ class _Run:
         recent = chained if self.since_verified <= k.max_chain else None
         candidates = [H for H in (registered, hinted, recent)
                       if H is not None and k._in_view(anchor, H, self.size)]
-        for H in candidates + [np.eye(3)]:  # + the view back at the anchor's (no registration needed)
+        for H in candidates:
             aligned, cc = k._align(anchor, self.colour[t], H, 0.2)
             if (cc >= k.same_correlation and k._in_view(anchor, aligned, self.size)
                     and k._score(anchor, self.colour[t], aligned, "core") >= k.same_correlation):
                 self.H = aligned
                 return True
+        back = np.eye(3)  # the view back at the anchor's, scored as is (an ECC search per lost frame costs)
+        if min(k._score(anchor, self.colour[t], back, which) for which in ("ring", "core")) >= k.same_correlation:
+            self.H = back
+            return True
         self.H = chained
         if not candidates:
             self.vanished = False  # its place left the view: a return may show it changed
