@@ -7,6 +7,8 @@ from typing import Protocol
 
 import numpy as np
 
+BLANK_STD = 0.01  # a frame whose intensities (in [0, 1]) vary less shows nothing: black, uniform
+
 
 class Unavailable(Exception):
     """A capability without a backend; str(exception) is the reason recorded beside a NaN."""

@@ -96,6 +96,7 @@ from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.linalg import spsolve
 
 from worldmemory.common.geometry import pose
+from worldmemory.perception.base import BLANK_STD
 from worldmemory.perception.opencv_rng import reset_opencv_rng
 
 # ---------------------------------------------------------------------------------------------
@@ -128,7 +129,6 @@ _ANCHOR_CANDIDATES = 6  # keyframes tried per re-anchoring: frame 0, then the ne
 _MAX_START_MISMATCH = 0.5  # a keyframe whose best start leaves more far apart is not refined
 _ANCHOR_STD_DEG = 0.05  # an anchor must pin every axis at least this well (data only)
 _SIFT_RATIO = 0.8  # Lowe's ratio test of the keyframe matches
-_BLANK_STD = 0.01  # a frame whose intensities (in [0, 1]) vary less shows nothing: black, uniform
 _GAP_SIGMA_DEG = 10.0  # std of a step across a gap (blank frame, frozen view that jumps)
 _LOOP_DRIFT = 0.01  # chain drift std per step, as a fraction of the step's angle ...
 _LOOP_DRIFT_FLOOR_DEG = 0.002  # ... plus this
@@ -709,7 +709,7 @@ class FeatureMatchingCamera:
         images = [g.astype(np.float32) / 255.0 for g in grey]
         if self.blur_sigma > 0:
             images = [cv2.GaussianBlur(g, (0, 0), self.blur_sigma) for g in images]
-        blank = [float(image.std()) < _BLANK_STD for image in images]
+        blank = [float(image.std()) < BLANK_STD for image in images]
         speed_information = 1.0 / math.radians(self.speed_prior_deg) ** 2
         steps, history = [], []
         tracks.start(track_grey[0])
@@ -760,7 +760,7 @@ class FeatureMatchingCamera:
 
         A *gap* is a step whose motion the images do not tell and the motion model cannot
         bridge: a blank frame on either side (black or uniform: intensity std below
-        ``_BLANK_STD``), or changed content right after a frozen (repeated) frame, where the model
+        ``BLANK_STD``), or changed content right after a frozen (repeated) frame, where the model
         predicts rest but the view jumped. Changed content amid motion stays bridged by the
         motion model: on the drifting reference model's rollouts (entities that change while out
         of view) anchors to the changed scene were measured 3-20 degrees off where the motion

@@ -10,7 +10,9 @@ whose reason is the note). Two rows per model measure the estimators themselves 
 truth the reference model drew: the tracker's per-frame IoU with the true target masks (frames
 where the true target covers >= min_pixels, median and 10th percentile over all of them) and the
 camera's per-frame orientation error in degrees (the angle of R_drawn(t)^T R_estimated(t), both
-relative to frame 0; median and maximum).
+relative to frame 0; median and maximum), over every frame and over the frames that show
+anything (``_shown``: a degraded replay's black or uniform frames have no recoverable
+orientation). Each row carries its replay (``clean`` or the degradation, common.degrade).
 
     python -m worldmemory.worldmembench.agreement --pairs omniscient=omniscient.replay ... \\
         --scores DIR --rollouts DIR --estimates DIR --out results/worldmembench/perception_agreement.csv
@@ -26,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
+from worldmemory.common.video import read_video
 from worldmemory.external.replay import replay_recipe
+from worldmemory.perception.base import BLANK_STD
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.report.agreement import (
     agreement_arguments,
@@ -76,15 +80,20 @@ def tracker_rows(model: str, rollouts: Path, estimates: Estimates | None, min_pi
     return iou_rows(model, ious)
 
 
-def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list[dict]:
+def camera_rows(model: str, rollouts: Path, estimates: Estimates | None, replayed: Path) -> list[dict]:
     """The camera estimator's per-frame orientation error against the drawn poses, in degrees, over
     the rollouts it estimated (perceive.py: not LR-Hold, nor the translation loops of a backend
-    whose translations are too coarse)."""
+    whose translations are too coarse): over every frame, and over the frames of the replayed
+    video (``replayed``: the replay's rollouts) that show anything (a blank frame's orientation
+    cannot be recovered: perception.base.BLANK_STD)."""
     quantities = ("camera_rotation_error_deg_median", "camera_rotation_error_deg_max")
     if estimates is None:
-        return [compared(model, q, 0.0, math.nan, "no camera estimator configured") for q in quantities]
+        return [compared(model, q + part, 0.0, math.nan, "no camera estimator configured")
+                for part in ("", "_shown") for q in quantities]
     manifest = json.loads((rollouts / "manifest.json").read_text())
-    errors = []
+    videos = {f"{e['case']}/{e['trajectory']}": replayed / e["video"]
+              for e in json.loads((replayed / "manifest.json").read_text())["rollouts"]}
+    errors, shown = [], []
     estimated = estimates.videos()
     for entry in manifest["rollouts"]:
         key = f"{entry['case']}/{entry['trajectory']}"
@@ -95,9 +104,17 @@ def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list
             drawn = truth["poses"][:, :3, :3]
         drawn, poses = drawn[0].T @ drawn, poses[0].T @ poses
         errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ poses)))
-    note = f"{len(errors)} frames"
-    return [compared(model, quantities[0], 0.0, float(np.median(errors)), note),
-            compared(model, quantities[1], 0.0, float(np.max(errors)), note)]
+        grey = read_video(videos[key]).astype(np.float32).mean(axis=3) / 255.0
+        shown += list(grey.std(axis=(1, 2)) >= BLANK_STD)
+    errors, shown = np.asarray(errors), np.asarray(shown, bool)
+    rows = []
+    for part, which in (("", np.ones_like(shown)), ("_shown", shown)):
+        picked = errors[which]
+        note = f"{len(picked)} frames" + (" with content" if part else "")
+        median, largest = (float(np.median(picked)), float(np.max(picked))) if len(picked) else (math.nan, math.nan)
+        rows += [compared(model, quantities[0] + part, 0.0, median, note),
+                 compared(model, quantities[1] + part, 0.0, largest, note)]
+    return rows
 
 
 def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path, estimates_dir: Path,
@@ -110,7 +127,8 @@ def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path
         own = estimates_dir / replay
         rows += of_replay([*column_agreement(oracle, estimated.assign(model=model), model, tolerance),
                            *tracker_rows(model, rollouts_dir / model, load_model_estimates(own, "tracking")),
-                           *camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"))],
+                           *camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"),
+                                        rollouts_dir / replay)],
                           replay_recipe(replay))
     return agreement_table(rows)
 
