@@ -434,7 +434,12 @@ rule worldmembench_agreement:
             [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
         ),
         estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_REPLAYS for c in WMB_CASES],
-        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}/manifest.json" for r in WMB_REPLAYS],
+        # the replayed models' truth, and the replays' videos (which frames show anything)
+        rollouts=[
+            f"results/worldmembench/rollouts/{m}/manifest.json"
+            for r in WMB_REPLAYS
+            for m in (WMB_RUNS[r]["replays"], r)
+        ],
         config=CONFIG_STAMP,
     output:
         table=report(
@@ -473,7 +478,12 @@ use rule worldmembench_agreement as worldmembench_agreement_degraded with:
             [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
         ),
         estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_ALL_REPLAYS for c in WMB_CASES],
-        rollouts=[f"results/worldmembench/rollouts/{WMB_RUNS[r]['replays']}/manifest.json" for r in WMB_ALL_REPLAYS],
+        # the replayed models' truth, and the replays' videos (which frames show anything)
+        rollouts=[
+            f"results/worldmembench/rollouts/{m}/manifest.json"
+            for r in WMB_ALL_REPLAYS
+            for m in (WMB_RUNS[r]["replays"], r)
+        ],
         config=CONFIG_STAMP,
     output:
         table=report(
