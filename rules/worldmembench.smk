@@ -454,7 +454,7 @@ rule worldmembench_agreement:
     benchmark:
         benchmark_tsv("worldmembench/agreement")
     conda:
-        "../envs/core.yaml"
+        "../envs/torch.yaml"  # decord: the replays' frames (the _shown camera rows)
     threads: 1
     resources:
         mem_mb=2000,

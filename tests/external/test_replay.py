@@ -45,7 +45,7 @@ def test_a_replay_of_another_length_is_refused(tmp_path):
 
 
 def test_replay_names_round_trip():
-    from worldmemory.external.replay import replay_name, replay_recipe
+    from worldmemory.external.replays import replay_name, replay_recipe
 
     assert replay_name("omniscient") == "omniscient.replay" and replay_recipe("omniscient.replay") == "clean"
     assert replay_name("a.b", "h264") == "a.b.replay-h264" and replay_recipe("a.b.replay-h264") == "h264"

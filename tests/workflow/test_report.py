@@ -31,6 +31,8 @@ EXPECTED = {
     "results/permanence/table9.csv": (PERM, "Table 9", "Table 9"),
     "results/table2.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table2_nan_reasons.csv": (WMB, "Table 2", "Table 2"),
+    "results/worldmembench/table2_departure.csv": (WMB, "Table 2", "Table 2"),
+    "results/worldmembench/quality_calibration.csv": (WMB, "Perception agreement", "Table 2"),
     "results/worldmembench/table2_vs_paper.csv": (WMB, "Table 2", "Table 2"),
     "results/worldmembench/table4.csv": (WMB, "Table 4", "Table 4"),
     "results/worldmembench/table5.csv": (WMB, "Table 5", "Table 5"),

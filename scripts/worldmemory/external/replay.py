@@ -31,20 +31,7 @@ from worldmemory.common.degrade import GEOMETRIC, RECIPES, degrade, seen_by_view
 from worldmemory.common.geometry import intrinsics, pose
 from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import read_video, write_mp4
-
-REPLAY = ".replay"  # a reference model replayed as an external model: <model>.replay[-<recipe>]
-CLEAN = "clean"
-
-
-def replay_name(model: str, recipe: str = CLEAN) -> str:
-    """The run that replays ``model``'s video, clean or degraded by ``recipe``."""
-    return model + REPLAY + ("" if recipe == CLEAN else f"-{recipe}")
-
-
-def replay_recipe(run: str) -> str:
-    """The degradation of replay run ``run`` (replay_name's inverse): "clean" or a recipe."""
-    suffix = run.rsplit(REPLAY, 1)[1]
-    return suffix[1:] if suffix else CLEAN
+from worldmemory.external.replays import CLEAN
 
 
 def replay(source: Path, key: str, request_path: Path, recipe: str = CLEAN) -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from worldmemory.external.replay import replay_recipe
+from worldmemory.external.replays import replay_recipe
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.persistbench.perception import FAMILY, MIN_PIXELS
 from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons

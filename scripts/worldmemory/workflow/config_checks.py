@@ -291,7 +291,7 @@ def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
     directory (the features' too); no model takes the name of a replay run."""
     from worldmemory.external import check_template
-    from worldmemory.external.replay import REPLAY
+    from worldmemory.external.replays import REPLAY
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS

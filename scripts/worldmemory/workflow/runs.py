@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 
 from worldmemory.common.rollout_index import RESERVED
-from worldmemory.external.replay import CLEAN, replay_name
+from worldmemory.external.replays import CLEAN, replay_name
 from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.worldmembench.cases import embedded_plan, user_cases
 

@@ -29,7 +29,7 @@ import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
 from worldmemory.common.video import read_video
-from worldmemory.external.replay import replay_recipe
+from worldmemory.external.replays import replay_recipe
 from worldmemory.perception.base import BLANK_STD
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.report.agreement import (
