@@ -66,6 +66,8 @@ if "persistbench" in config:
     MAIN_TARGETS += ["results/persistbench/table1.csv"]
     if PB_REPLAYS:
         MAIN_TARGETS.append("results/persistbench/perception_agreement.csv")
+    if PB_TRACKED:
+        MAIN_TARGETS.append("results/persistbench/tracking_input_copy.csv")
 
 
 shell.prefix(job_shell_prefix())

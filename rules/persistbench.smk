@@ -17,6 +17,8 @@ PB_SEQUENCES = persistbench_sequences(PB)
 STUDY_UNITS["persistbench"] = len(PB_SEQUENCES)
 PB_CATEGORY = "PersistBench (persistbench)"
 PB_APPLYING = applying_estimators("persistbench", lambda wc, c: True)  # every sequence is tracked and judged
+PB_TRACKING = applying_estimators("persistbench", lambda wc, c: c == "tracking")
+PB_TRACKED = "tracking" in estimators("persistbench")  # tracking_input_copy.csv (main job)
 # the preparation's arguments, shared by each sequence's job and the manifest's
 PB_PREPARE_ARGS = shlex.join(
     [
@@ -176,6 +178,35 @@ rule persistbench_perceive:
     shell:
         "export HF_HUB_OFFLINE=1; gpu_slot {resources.gpu:q}"
         " python -m worldmemory.persistbench.perceive --sequence {input.sequence:q} --rollouts {input.rollouts:q}"
+        " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
+
+
+# The tracker on a model that copies its input video: its false positives in the invisible window.
+rule persistbench_input_copy:
+    input:
+        sequences="results/persistbench/sequences/manifest.json",
+        weights=perceive_weights(PB_TRACKING),
+    output:
+        report(
+            "results/persistbench/tracking_input_copy.csv",
+            caption="../report/persistbench_tracking_input_copy.rst",
+            category=PB_CATEGORY,
+            subcategory="Perception agreement",
+        ),
+    log:
+        "results/logs/persistbench/input_copy.log",
+    benchmark:
+        benchmark_tsv("persistbench/input_copy")
+    conda:
+        "../envs/perception.yaml"
+    threads: 1
+    resources:
+        **perceive_resources(PB_TRACKING),
+    params:
+        estimators_args=perceive_args("persistbench", PB_TRACKING),
+    shell:
+        "export HF_HUB_OFFLINE=1; gpu_slot {resources.gpu:q}"
+        " python -m worldmemory.persistbench.input_copy --sequences results/persistbench/sequences"
         " {params.estimators_args} --out {output:q} 2>&1 | tee {log:q}"
 
 

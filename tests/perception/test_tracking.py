@@ -232,8 +232,8 @@ DEGRADED = {"blur-noise": lambda frames: blur_noise(frames, seed=0), "h264": h26
 @pytest.mark.parametrize("recipe", sorted(DEGRADED))
 def test_a_turn_away_and_back_is_tracked_through_each_degradation(recipe):
     """The unchanged turn, degraded as generated video is (blur sigma 1.5 + noise std 8, H.264
-    crf 40 4:2:0, down 2x and up): IoU >= 0.8 in every frame the target is fully in view,
-    empty while it is out of view."""
+    crf 40 4:2:0, down 2x and up): IoU >= 0.8 in every frame the target is fully in view
+    (measured 0.86-0.95 at the worst frame), empty while it is out of view."""
     frames, truth, poses, _ = turn_away_and_back(changed=False)
     masks = FlowTracker().track(DEGRADED[recipe](frames), truth[0], camera=(poses, K))
     gone = [t for t in range(len(truth)) if not truth[t].any()]
@@ -244,8 +244,9 @@ def test_a_turn_away_and_back_is_tracked_through_each_degradation(recipe):
 
 @pytest.mark.parametrize("recipe", sorted(DEGRADED))
 def test_a_pan_away_and_back_is_tracked_through_each_degradation(recipe):
-    """The pan away and back without a camera path (PersistBench's case), degraded: the target
-    followed out, nothing while it is out of view, re-found when the view returns; IoU >= 0.8."""
+    """The pan away and back without a camera path (PersistBench's case), degraded: the
+    target followed out, nothing while it is out of view, re-found when the view returns
+    (registration, or its place in the anchor frame where noise defeats SIFT); IoU >= 0.8."""
     out = [(0, x) for x in range(0, 97, 6)]
     frames, truth = pan(out + [(0, 96)] * 4 + out[::-1][1:] + [(0, 0)] * 3)
     masks = FlowTracker().track(DEGRADED[recipe](frames), truth[0])
@@ -253,6 +254,88 @@ def test_a_pan_away_and_back_is_tracked_through_each_degradation(recipe):
     assert not masks[gone].any(), {t: int(masks[t].sum()) for t in gone}
     seen = {t: round(iou(masks[t], truth[t]), 3) for t in range(len(truth)) if fully_in_view(truth[t])}
     assert min(seen.values()) >= 0.8, seen
+
+
+@pytest.mark.parametrize("recipe", ["blur-noise", "resize"])
+def test_a_travelling_target_is_held_through_degradation(recipe):
+    """A target travelling over its background, degraded: its last confirmed look (not frame
+    t-1's pixels) is matched in smoothed frames, so noise does not pull it onto the
+    background (IoU >= 0.8 in every frame; measured 0.86; 0.22 before). Under H.264 crf 40 this
+    9 px textured disc loses its texture and is not held (documented in the module)."""
+    frames, truth = travelling(20)
+    masks = FlowTracker().track(DEGRADED[recipe](frames), truth[0])
+    ious = [round(iou(m, t), 3) for m, t in zip(masks, truth)]
+    assert min(ious) >= 0.8, ious
+
+
+def test_a_target_that_moves_out_of_view_over_a_wall_that_stays_leaves_no_mask():
+    """PersistBench's invisible window without a camera path: the target travels out of the
+    view on its own while the background stays in view (the camera holds still). Once nothing
+    confirms it (no verification, no match of its last look), it has gone: no mask from the
+    frame it left, although its neighbourhood is still in view."""
+    frames, truth = travelling(40, step=(0, 3), pan_step=(0, 0))
+    assert truth[-1].sum() == 0 and truth[0].sum() > 0
+    masks = FlowTracker().track(noisy(frames, seed=7), truth[0])
+    gone = [t for t in range(len(truth)) if truth[t].sum() < MIN_PIXELS]
+    assert not masks[gone].any(), {t: int(masks[t].sum()) for t in gone}
+    seen = [t for t in range(len(truth)) if fully_in_view(truth[t])]
+    assert min(iou(masks[t], truth[t]) for t in seen) >= 0.8
+
+
+def held_still(n, change_at, change):
+    """A still camera on the target of ``pan`` for ``n`` frames; from frame ``change_at`` on, the
+    target's pixels are ``change(frame, mask)`` (noisy frames, so no two are identical)."""
+    frames, truth = pan([(0, 0)] * n)
+    frames = frames.copy()
+    for t in range(change_at, n):
+        frames[t] = change(frames[t], truth[t])
+    return noisy(frames, seed=9), truth
+
+
+def test_a_target_recoloured_in_place_is_kept_without_a_camera_path():
+    """PersistBench's recoloured reference model: the target's colours cycle (R, G, B) -> (G, B,
+    R) while it stays in view. Its look no longer matches, its edges do: it has not gone, and
+    is followed in every frame (IoU >= 0.8; without the edge check it is dropped 3 frames on)."""
+    recolour = lambda frame, mask: np.where(mask[..., None], frame[..., [1, 2, 0]], frame)  # noqa: E731
+    frames, truth = held_still(16, 6, recolour)
+    masks = FlowTracker().track(frames, truth[0])
+    ious = [round(iou(m, t), 3) for m, t in zip(masks, truth)]
+    assert min(ious) >= 0.8, ious
+
+
+def test_a_target_removed_in_place_leaves_no_mask_without_a_camera_path():
+    """PersistBench's forgetting and warp-only models: the target is painted over (by the
+    background, or black) while its place stays in view: no mask from ``vanish_after`` frames
+    on (the frames in between are emptied too), though its neighbourhood is still there."""
+    for paint in (lambda frame, mask: np.where(mask[..., None], background(*mask.shape, 1), frame),
+                  lambda frame, mask: np.where(mask[..., None], 0, frame).astype(np.uint8)):
+        frames, truth = held_still(16, 6, paint)
+        masks = FlowTracker().track(frames, truth[0])
+        assert masks[:6].any(axis=(1, 2)).all() and iou(masks[5], truth[5]) >= 0.8
+        assert not masks[6:].any(), [int(m.sum()) for m in masks]
+
+
+def test_a_camera_path_reads_the_frames_as_given():
+    """With a camera path the tracker neither smooths the frames nor drops a target unconfirmed
+    in view (module docstring): its masks do not depend on ``smooth`` or ``vanish_after``."""
+    frames, truth, poses, _ = turn_away_and_back(changed=True)
+    frames = blur_noise(frames, seed=3)
+    plain = FlowTracker(smooth=0.0, vanish_after=0).track(frames, truth[0], camera=(poses, K))
+    default = FlowTracker().track(frames, truth[0], camera=(poses, K))
+    assert np.array_equal(plain, default)
+    frames, truth = travelling(20)  # without one, smoothing matters (the guard of this test)
+    frames = blur_noise(frames, seed=3)
+    assert not np.array_equal(FlowTracker(smooth=0.0).track(frames, truth[0]), FlowTracker().track(frames, truth[0]))
+
+
+def test_a_view_back_where_it_started_is_refound_without_registration():
+    """The pan away and back with SIFT registration out of the game (``min_inliers`` no image
+    meets, as noise or compression do to small renders) and the chain expired (19 frames out of
+    view > ``max_chain``): the target is still re-found when the view is back at the anchor's."""
+    out = [(0, x) for x in range(0, 97, 6)]
+    frames, truth = pan(out + [(0, 96)] * 4 + out[::-1][1:] + [(0, 0)] * 3)
+    masks = FlowTracker(min_inliers=10**6).track(noisy(frames, seed=8), truth[0])
+    assert masks[-1].any() and iou(masks[-1], truth[-1]) >= 0.8
 
 
 # ------------------------------------------------------------------------------------ locate

@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 from worldmemory.report.agreement import (
+    absent_mask_row,
+    absent_masks,
     agreement_arguments,
     agreement_table,
     compared,
@@ -31,6 +33,22 @@ def test_mask_ious_over_the_frames_the_target_is_in_view():
     estimated[0, :2, :1] = True  # half of it
     estimated[2] = True  # frame 2: nothing true in view, left out
     assert mask_ious(true, estimated, min_pixels=2).tolist() == [0.5]
+
+
+def test_absent_masks_count_masks_where_the_target_is_not_drawn():
+    true = np.zeros((4, 4, 4), bool)
+    true[0, :2, :2] = True  # drawn: not counted
+    true[1, 0, 0] = True  # 1 px: below min_pixels, absent
+    estimated = np.zeros_like(true)
+    estimated[0] = True
+    estimated[1, :2, :1] = True  # 2 px: a mask where it is absent
+    estimated[2, 0, 0] = True  # 1 px: no valid mask
+    # frames 1, 2, 3 are absent; frame 1 has a valid mask
+    assert absent_masks(true, estimated, min_pixels=2) == (1, 3)
+    row = absent_mask_row("m", 1, 3)
+    assert (row["oracle"], row["estimated"]) == (0.0, pytest.approx(1 / 3))
+    assert row["note"] == "1 of 3 frames without the target"
+    assert math.isnan(absent_mask_row("m", 0, 0)["estimated"])
 
 
 def test_iou_rows_give_median_and_tenth_percentile():

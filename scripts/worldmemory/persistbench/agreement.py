@@ -5,9 +5,11 @@ worldmemory.external.replay: the same frames as an H.264 MP4, without truth chan
 through the configured estimators, and compared with the oracle's scores of its own videos,
 Table 1 cell by cell (percent; ``within``: |difference| <= 5 points, empty where the estimated
 cell is NaN, whose reason is the note). Perm needs the same-entity judge as well as the tracker,
-and Cont and App average the frames Perm keeps, so without a judge every cell is NaN. Two rows
+and Cont and App average the frames Perm keeps, so without a judge every cell is NaN. Three rows
 per model measure the tracker itself: its per-frame IoU with the masks the model drew (frames
-where the drawn target covers >= perception.MIN_PIXELS; median and 10th percentile).
+where the drawn target covers >= perception.MIN_PIXELS; median and 10th percentile), and
+``tracking_absent_masks``, the share of the frames without the drawn target where it reports a
+mask (its false-positive rate; warp-only and the forgetting models leave the target out).
 
     python -m worldmemory.persistbench.agreement --pairs omniscient=omniscient.replay ... \\
         --scores DIR --rollouts DIR --sequences DIR --estimates DIR --out results/persistbench/perception_agreement.csv
@@ -25,6 +27,8 @@ from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.persistbench.perception import FAMILY, MIN_PIXELS
 from worldmemory.persistbench.tables import CELLS, read_scores, table1, table1_reasons
 from worldmemory.report.agreement import (
+    absent_mask_row,
+    absent_masks,
     agreement_arguments,
     agreement_table,
     iou_rows,
@@ -45,17 +49,21 @@ def cell_agreement(oracle, estimated, model: str, tolerance: float = TOLERANCE) 
 
 
 def tracker_rows(model: str, rollouts: Path, sequences: Path, estimates: Estimates | None) -> list[dict]:
-    """The tracker's per-frame IoU with the masks the model drew."""
+    """The tracker's per-frame IoU with the masks the model drew, and its false-positive rate
+    where the model did not draw the target (Method 2's invisible window: no mask there)."""
     if estimates is None:
-        return iou_rows(model, [], "no tracker configured")
+        return [*iou_rows(model, [], "no tracker configured"),
+                {**absent_mask_row(model, 0, 0), "note": "no tracker configured"}]
     manifest = json.loads((rollouts / "manifest.json").read_text())
-    ious = []
+    ious, masked, absent = [], 0, 0
     for entry in manifest["rollouts"]:
         seq = json.loads((sequences / entry["sequence"] / "sequence.json").read_text())
         with np.load(rollouts / entry["truth"]) as truth:
             drawn = truth["instance"] == seq["target_instance"]
-        ious += list(mask_ious(drawn, estimates.of(entry["sequence"])["masks"], MIN_PIXELS))
-    return iou_rows(model, ious)
+        masks = estimates.of(entry["sequence"])["masks"]
+        ious += list(mask_ious(drawn, masks, MIN_PIXELS))
+        masked, absent = np.add((masked, absent), absent_masks(drawn, masks, MIN_PIXELS))
+    return [*iou_rows(model, ious), absent_mask_row(model, int(masked), int(absent))]
 
 
 def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path, sequences_dir: Path,

@@ -97,8 +97,6 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
         return {}
     options = dict(options or {})
     if capability == "tracking":
-        from worldmemory.perception.tracking import locate  # OpenCV: the judge's jobs need none of it
-
         options.setdefault("min_pixels", MIN_PIXELS)
         stride = None
     else:
@@ -113,8 +111,7 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
         with np.load(seq_dir / "views.npz") as views:
             reference_masks = views["reference_instance"] == seq["target_instance"]
         if capability == "tracking":
-            first = locate(generated[0], reference[0], reference_masks[0], min_pixels=MIN_PIXELS)
-            estimates[seq["id"]] = {"masks": backend.track(generated, first).astype(bool)}
+            estimates[seq["id"]] = {"masks": track_sequence(backend, generated, reference, reference_masks)}
         else:
             masks = tracked(seq["id"])["masks"]
             valid = (masks.sum((1, 2)) >= MIN_PIXELS) & reference_masks.any((1, 2))
@@ -124,6 +121,16 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
         print(f"[perceive {capability}] {manifest['model']} {seq['id']}: {time.perf_counter() - start:.1f} s",
               flush=True)
     return estimates
+
+
+def track_sequence(tracker, generated, reference, reference_masks) -> np.ndarray:
+    """Method 2's tracking of a generated video: the reference target found in its first frame
+    (perception.tracking.locate, the stand-in for DINO matching), then followed by ``tracker``;
+    (T, H, W) bool masks."""
+    from worldmemory.perception.tracking import locate  # OpenCV: the judge's jobs need none of it
+
+    first = locate(generated[0], reference[0], reference_masks[0], min_pixels=MIN_PIXELS)
+    return tracker.track(generated, first).astype(bool)
 
 
 def _same_entity_judge(backend, reference, reference_masks, generated, masks):

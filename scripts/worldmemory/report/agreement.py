@@ -57,6 +57,22 @@ def iou_rows(model: str, ious, note: str = "") -> list[dict]:
             compared(model, "tracking_iou_p10", 1.0, float(np.percentile(ious, 10)), note)]
 
 
+def absent_masks(true: np.ndarray, estimated: np.ndarray, min_pixels: int) -> tuple[int, int]:
+    """(frames where the tracker reports a valid mask, of those where the target is not drawn):
+    frames of (T, H, W) masks whose true mask covers < min_pixels (out of view, faded, gone) and
+    whose estimated one covers >= min_pixels."""
+    absent = true.sum(axis=(1, 2)) < min_pixels
+    return int((estimated.sum(axis=(1, 2))[absent] >= min_pixels).sum()), int(absent.sum())
+
+
+def absent_mask_row(model: str, masked: int, absent: int) -> dict:
+    """The tracker's false-positive rate from ``absent_masks`` counts (the oracle's is 0)."""
+    if not absent:
+        return compared(model, "tracking_absent_masks", 0.0, math.nan, "no frame without the target")
+    return compared(model, "tracking_absent_masks", 0.0, masked / absent,
+                    f"{masked} of {absent} frames without the target")
+
+
 def of_replay(rows: list[dict], replay: str) -> list[dict]:
     """``rows`` labelled with the replay they read ("clean" or the degradation's name)."""
     return [{**row, "replay": replay} for row in rows]
