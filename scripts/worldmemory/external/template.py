@@ -8,11 +8,10 @@ value runs as shell code. So check_template scans the template's literal text wi
 of bash's quoting and refuses a placeholder anywhere but in an unquoted word (``$(...)`` starts a
 fresh unquoted context, even inside double quotes). Where the model cannot follow bash (a
 here-document, ``case`` inside ``$(...)``, quotes inside ``${...}`` or arithmetic) it fails
-closed: every later placeholder is refused. Then worldmemory.external.evaluated refuses the unquoted
-words that bash or a program evaluates again (arithmetic, eval, bash -c, ...). The literal text
-comes from string.Formatter, the
-parser str.format itself uses, so ``{{`` and ``}}`` (literal braces) are never taken for
-placeholders.
+closed: every later placeholder is refused. Then worldmemory.external.evaluated refuses the
+unquoted words that bash or a program evaluates a second time (arithmetic, eval, bash -c, ...).
+The literal text comes from string.Formatter, the parser str.format itself uses, so ``{{`` and
+``}}`` (literal braces) are never taken for placeholders.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ LITERAL = (", where the value's own quoting is literal text, so a value holding 
 def check_template(template: str, placeholders: tuple[str, ...],
                    outputs: tuple[str, ...] = ("video", "request")) -> None:
     """Raise ValueError unless ``template`` uses only ``placeholders``, each in an unquoted word
-    (see the module docstring), and passes one of ``outputs``: for a world model {video} (where
-    to write) or {request} (holding it); for an external estimator {out}."""
+    that nothing evaluates again (see the module docstrings), and passes one of ``outputs``: for
+    a world model {video} (where to write) or {request} (holding it); for an external estimator
+    {out}."""
     fields = _parse(template)
     names = {name for _, name, _, _ in fields if name is not None}
     unknown = sorted(names - set(placeholders))
