@@ -8,9 +8,10 @@ value runs as shell code. So check_template scans the template's literal text wi
 of bash's quoting and refuses a placeholder anywhere but in an unquoted word (``$(...)`` starts a
 fresh unquoted context, even inside double quotes). Where the model cannot follow bash (a
 here-document, ``case`` inside ``$(...)``, quotes inside ``${...}`` or arithmetic) it fails
-closed: every later placeholder is refused. The literal text comes from string.Formatter, the
-parser str.format itself uses, so ``{{`` and ``}}`` (literal braces) are never taken for
-placeholders.
+closed: every later placeholder is refused. Then worldmemory.external.evaluated refuses the
+unquoted words that bash or a program evaluates a second time (arithmetic, eval, bash -c, ...).
+The literal text comes from string.Formatter, the parser str.format itself uses, so ``{{`` and
+``}}`` (literal braces) are never taken for placeholders.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ LITERAL = (", where the value's own quoting is literal text, so a value holding 
 def check_template(template: str, placeholders: tuple[str, ...],
                    outputs: tuple[str, ...] = ("video", "request")) -> None:
     """Raise ValueError unless ``template`` uses only ``placeholders``, each in an unquoted word
-    (see the module docstring), and passes one of ``outputs``: for a world model {video} (where
-    to write) or {request} (holding it); for an external estimator {out}."""
+    that nothing evaluates again (see the module docstrings), and passes one of ``outputs``: for
+    a world model {video} (where to write) or {request} (holding it); for an external estimator
+    {out}."""
     fields = _parse(template)
     names = {name for _, name, _, _ in fields if name is not None}
     unknown = sorted(names - set(placeholders))
@@ -52,11 +54,29 @@ def check_template(template: str, placeholders: tuple[str, ...],
             f"unquoted word: write e.g. `--{name}={{{name}}}` or `echo {name}={{{name}}}`, not "
             f"`\"--{name}={{{name}}}\"` (the value arrives as one word, spaces and all), or let "
             f"the model read the value from a file ({{request}} holds every value)")
+    problem = _evaluation_problem(template)
+    if problem:
+        name, where = problem
+        files = " or ".join(f"{{{f}}}" for f in ("request", "prompt_file") if f in placeholders)
+        source = (f"read the value from the file {files} ({{request}}: request.json, which holds "
+                  f"every value)" if files else "open the file it names")
+        raise ValueError(
+            f"command template {template!r}: placeholder {{{name}}} is {where}. There the value "
+            f"would be evaluated a second time after its quotes are removed, so a value such as "
+            f"a[$(cmd)] would run cmd. Pass it only as an argument of your own program, after "
+            f"the program's name (`my-model --{name} {{{name}}}`), and let the program {source} "
+            f"rather than handing it to the shell again")
     if not names & set(outputs):
         where = ("{video} (the output path) or {request} (request.json, which holds it)"
                  if outputs == ("video", "request")
                  else " or ".join(f"{{{o}}}" for o in outputs) + " (the output path)")
         raise ValueError(f"command template {template!r} must pass {where}")
+
+
+def _evaluation_problem(template: str) -> tuple[str, str] | None:
+    from worldmemory.external.evaluated import evaluation_problem  # it builds on _Scanner
+
+    return evaluation_problem(template)
 
 
 def render(template: str, values: dict) -> str:
