@@ -1,5 +1,7 @@
 """Estimator entries of the config: a name or a mapping, its weights, its job's resources."""
 
+import re
+
 import pytest
 from worldmemory.perception.estimators import RESOURCES, parse, prefetched, weights_slug
 
@@ -37,6 +39,21 @@ def test_an_entry_without_a_backend_name_is_refused(bad):
         parse(bad)
 
 
-def test_slugs_are_single_path_components():
+# Revisions (and ids) that a lossy slug maps onto one directory: '/', '_' and ' ' alike, '__'
+# against '/', escapes against their text, dots, non-ASCII, the empty string.
+TRICKY = ["main", "v1/x", "v1_x", "v1 x", "v1__x", "v1/_x", "v1_/x", "v1//x", "refs/pr/3", "refs_pr_3",
+          "refs__pr__3", "refs/pr/3 ", "_2f", "_5f", "/", "_", "", ".", "..", ".x", "_2ex", "-rf", "a@b", "a%2Fb",
+          "$(touch x)", "é", "e\u0301", "v1\nx"]
+
+
+def test_slugs_are_injective_single_path_components():
+    """Two (id, revision) pairs never share a prefetched directory (refs/pr/3 once read the weights
+    of refs_pr_3), and every slug is one readable path component."""
     assert weights_slug("org/name", "v1.0") == "org__name@v1.0"
-    assert "/" not in weights_slug("org/../../etc", "../x") and not weights_slug("org/a", "b").startswith(".")
+    assert weights_slug("org/name", "refs/pr/3") == "org__name@refs__pr__3"
+    pairs = [(i, r) for i in ["org/name", "org_/name", "org/_name", "org__name", "../../etc", "a@b/c", "a/b@c"]
+             for r in TRICKY]
+    slugs = [weights_slug(i, r) for i, r in pairs]
+    assert len(set(slugs)) == len(pairs)
+    for slug in slugs:
+        assert re.fullmatch(r"[A-Za-z0-9._@-]+", slug) and slug not in (".", "..") and not slug.startswith("."), slug

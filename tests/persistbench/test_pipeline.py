@@ -119,7 +119,10 @@ def test_a_users_360_video_directory_prepares_like_the_embedded_default(sequence
         write_rollouts(tmp_path / "out", "forgetting", "reference", tmp_path / "roll", {})
 
     (video / "video.json").write_text(json.dumps({"kind": "moving", "target": 99}))
-    with pytest.raises(ValueError, match="dynamic_000: kind 'moving'.*target label 99"):
+    with pytest.raises(ValueError, match="video.json: kind = 'moving': expected one of static, dynamic"):
+        pp.user_panorama(video)
+    (video / "video.json").write_text(json.dumps({"kind": "dynamic", "target": 99}))
+    with pytest.raises(ValueError, match="dynamic_000: target label 99"):
         pp.user_panorama(video)
     hidden = video.rename(video.parent / "..x")  # a sequence id must be one path component
     with pytest.raises(ValueError, match=r"sequence id '\.\.x' is not a valid id.*rename the directory"):

@@ -30,7 +30,7 @@ PREFETCH_ROOT = "resources/models/perception"
 # options naming a file a backend reads: inputs of its jobs, checked before any runs
 FILE_OPTIONS = ("head", "detector", "recognizer")
 RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 15}  # an estimator's defaults (runtime: minutes per case)
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+_KEEP = re.compile(r"[^A-Za-z0-9.-]")  # what weights_slug escapes
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,19 @@ def parse(value) -> Estimator:
 
 
 def weights_slug(model_id: str, revision: str) -> str:
-    """One path component naming a Hugging Face id at a revision (``org__name@revision``)."""
-    slug = f"{_SLUG.sub('_', model_id.replace('/', '__'))}@{_SLUG.sub('_', revision)}"
-    if slug.startswith("."):
-        raise ValueError(f"cannot name a directory after model id {model_id!r} at revision {revision!r}")
-    return slug
+    """One path component naming a Hugging Face id at a revision, ``owner__name@revision``, and
+    no other pair: each part keeps [A-Za-z0-9.-], writes '/' as '__' and every other character
+    ('_' itself, a space, '@') as '_' and the hex of its UTF-8 bytes, a leading '.' too, so
+    ``refs/pr/3`` is ``refs__pr__3``, ``v1_x`` ``v1_5fx`` and ``v1 x`` ``v1_20x``; two
+    estimators never share a directory. '_' rather than URL's '%' as the escape keeps the slug
+    in the characters of an id (and '@'), which no shell or format string reads."""
+    return f"{_escape(model_id)}@{_escape(revision)}"
+
+
+def _escape(text: str) -> str:
+    escaped = _KEEP.sub(lambda m: "__" if m.group() == "/" else "".join(f"_{b:02x}" for b in m.group().encode()),
+                        text)
+    return f"_2e{escaped[1:]}" if escaped.startswith(".") else escaped
 
 
 def prefetched(studies: dict) -> dict[str, tuple[str, str]]:

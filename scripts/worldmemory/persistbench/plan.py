@@ -3,10 +3,62 @@ sequence (and per model and sequence) from these ids."""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import json
+import typing
 from pathlib import Path
 
 from worldmemory.common.ids import check_id
+from worldmemory.common.params import expected
 from worldmemory.worlds.world360 import KINDS
+
+
+@dataclasses.dataclass(frozen=True)
+class VideoMeta:
+    """A user's 360-degree video's video.json: the target's ``kind`` (one of KINDS) and
+    ``target`` (its label in labels.npz); ``category`` names it in the tables; ``fps`` (> 0)
+    is the video's frame rate, None for prepare.FPS, the rate of the embedded default."""
+
+    kind: str
+    target: int
+    category: str = ""
+    fps: float | None = None
+
+
+def video_meta(path) -> VideoMeta:
+    """video.json at ``path`` as a VideoMeta, its keys and types those of the dataclass's fields;
+    anything else raises ValueError naming the file, the key, the value, what was expected and
+    the fix. sequence_plan reads each one, so a bad file stops the workflow before any job."""
+    path = Path(path)
+    fields = {f.name: f for f in dataclasses.fields(VideoMeta)}
+    types = typing.get_type_hints(VideoMeta)
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable JSON file ({e}). Fix: write it as a JSON object, "
+                         'e.g. {"kind": "static", "target": 1}') from e
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: holds {type(meta).__name__} {meta!r}, expected a JSON object with "
+                         f"{', '.join(fields)}. Fix: write it as {{\"kind\": \"static\", \"target\": 1}}")
+    problems = []
+    for key, value in meta.items():
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            problems.append(f"{key} = {value!r}: unknown key; expected some of {', '.join(fields)}. Fix: {hint}"
+                            "rename or remove it")
+        elif want := expected(value, types[key]):
+            problems.append(f"{key} = {value!r}: expected {want}. Fix: write it as a bare JSON value of that type")
+    problems += [f"{key}: missing; expected {expected(None, types[key])}. Fix: add it"
+                 for key, f in fields.items() if f.default is dataclasses.MISSING and key not in meta]
+    if not problems and meta["kind"] not in KINDS:
+        problems.append(f"kind = {meta['kind']!r}: expected one of {', '.join(KINDS)}. Fix: use one of those")
+    if not problems and meta.get("fps") is not None and meta["fps"] <= 0:
+        problems.append(f"fps = {meta['fps']!r}: expected a number > 0. Fix: the video's frame rate, or remove it")
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+    return VideoMeta(**meta)
 
 
 def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
@@ -17,7 +69,7 @@ def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
 def sequence_plan(source: str, per_kind: int) -> list[str]:
     """The ids of the sequences to prepare, in preparation order: the embedded default's
     (sequence_ids), or the sub-directories of a user's directory that hold a video.json, sorted
-    (each a valid id: it names the sequence's results)."""
+    (each a valid id: it names the sequence's results; each video.json valid: video_meta)."""
     if source == "embedded":
         return [sequence_id for sequence_id, _ in sequence_ids(per_kind)]
     directory = Path(source)
@@ -26,4 +78,7 @@ def sequence_plan(source: str, per_kind: int) -> list[str]:
     videos = sorted(p.name for p in directory.iterdir() if (p / "video.json").is_file())
     if not videos:
         raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
-    return [check_id("sequence", name, f"rename the directory {directory / name}") for name in videos]
+    for name in videos:
+        check_id("sequence", name, f"rename the directory {directory / name}")
+        video_meta(directory / name / "video.json")
+    return videos

@@ -59,7 +59,7 @@ from worldmemory.persistbench.camera_paths import (
     plan_pair,
 )
 from worldmemory.persistbench.equirect import perspective
-from worldmemory.persistbench.plan import sequence_plan
+from worldmemory.persistbench.plan import sequence_plan, video_meta
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
 from worldmemory.worlds import world360
 
@@ -122,37 +122,35 @@ def resize_panorama(rgb: np.ndarray, labels: np.ndarray, width: int):
 def user_panorama(video_dir, pano_width: int | None = None) -> Panorama:
     """A user's 360-degree video: DIR/panorama.mkv or .mp4 (equirectangular, width = 2 x height),
     DIR/labels.npz with 'labels' (T, H, W) int (any segmentation, e.g. SAM's, tiled or not, at
-    the video's size) and DIR/video.json {"kind": "static"|"dynamic", "category": str,
-    "target": its label, "fps"}. With pano_width, resized to pano_width x pano_width // 2
+    the video's size) and DIR/video.json (plan.VideoMeta: "kind", "target": its label,
+    "category", "fps"). With pano_width, resized to pano_width x pano_width // 2
     (``resize_panorama``); its source size is recorded in ``extra``."""
     video_dir = Path(video_dir)
     name = check_id("sequence", video_dir.name, f"rename the directory {video_dir}")
+    meta = video_meta(video_dir / "video.json")
     try:
-        meta = json.loads((video_dir / "video.json").read_text())
         video = next(p for p in (video_dir / "panorama.mkv", video_dir / "panorama.mp4")
                      if p.is_file())
         with np.load(video_dir / "labels.npz") as npz:
             labels = npz["labels"]
-    except (OSError, StopIteration, KeyError, json.JSONDecodeError) as e:
+    except (OSError, StopIteration, KeyError) as e:
         raise ValueError(f"360-degree video {name}: needs panorama.mkv/.mp4, labels.npz "
                          f"('labels') and video.json ({e or 'no panorama video'})") from e
     rgb = read_video(video)
     problems = []
-    if meta.get("kind") not in world360.KINDS:
-        problems.append(f"kind {meta.get('kind')!r} is not one of {world360.KINDS}")
     if labels.shape != rgb.shape[:3]:
         problems.append(f"labels {labels.shape} do not match the video {rgb.shape[:3]}")
     elif rgb.shape[2] != 2 * rgb.shape[1]:
         problems.append(f"frames {rgb.shape[2]}x{rgb.shape[1]} are not equirectangular (2:1)")
-    elif not (labels[0] == meta.get("target")).any():
-        problems.append(f"target label {meta.get('target')!r} is not in the first frame")
+    elif not (labels[0] == meta.target).any():
+        problems.append(f"target label {meta.target!r} is not in the first frame")
     if problems:
         raise ValueError(f"360-degree video {name}: " + "; ".join(problems))
     source_size = [int(rgb.shape[2]), int(rgb.shape[1])]
     if pano_width is not None:
         rgb, labels = resize_panorama(rgb, labels, int(pano_width))
-    return Panorama(name, meta["kind"], str(meta.get("category", "")), rgb, labels,
-                    int(meta["target"]), float(meta.get("fps", FPS)),
+    return Panorama(name, meta.kind, meta.category, rgb, labels, meta.target,
+                    float(FPS if meta.fps is None else meta.fps),
                     extra={"source_size": source_size})
 
 

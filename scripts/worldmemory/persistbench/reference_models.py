@@ -37,12 +37,13 @@ from worldmemory.persistbench.equirect import perspective, project, view_directi
 
 DEFAULT_PARAMS = {"omniscient": {}, "warp_only": {}, "forgetting": {"fade_frames": 8},
                   "displaced": {"drift_deg_per_frame": 1.0}, "recoloured": {"hue_shift_deg": 120.0}}
+PARAM_MINIMUM = {"fade_frames": 1}  # the smallest value (its type is its default's): fade() divides by it
 NEEDS_BACKGROUND = {"forgetting": "fades the target into", "displaced": "draws the target moved over"}
 
 
 def resolve_params(model: str, params: dict) -> dict:
     """The model's parameters: its defaults updated with ``params``; unknown names raise."""
-    return common_params.resolve_params(model, params, DEFAULT_PARAMS)
+    return common_params.resolve_params(model, params, DEFAULT_PARAMS, PARAM_MINIMUM)
 
 
 def run_reference(model: str, params: dict, panorama, instance, background, cameras: dict,

@@ -19,6 +19,10 @@ import difflib
 import inspect
 import os
 import re
+import typing
+
+from worldmemory.common.params import expected as expected_type
+from worldmemory.common.params import param_problem
 
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
 # '.', '-' (so './x', '../x', '~/x' and '/x' are never ids).
@@ -50,10 +54,15 @@ def check_config(config: dict) -> None:
     trajectory's name, a mapping of that trajectory's own parameters; ``persistbench.camera``
     only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
-    worldmemory.external.check_template (no placeholder inside quotes).
+    worldmemory.external.check_template (no placeholder inside quotes). Their values are typed
+    and ranged as the code takes them: trajectory parameters by the builders' annotations and
+    trajectories.check, reference parameters by their default's type and PARAM_MINIMUM.
+
+    Names: no permanence model takes a name of RESERVED_NAMES (a shared output's).
     """
     study = config.get("permanence", {})
     problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study)]
+    problems += _reserved_names(study)
     if "dinov2" in config:
         problems += _dinov2(config["dinov2"])
     if "worldmembench" in config:
@@ -152,6 +161,28 @@ def _videomae(study: dict):
                    f"{', '.join(sorted(models)) or 'none'}. Fix: name the V-JEPA 2 models drawn beside VideoMAE")
 
 
+# Names no permanence model (models, curricula, VideoMAE) may take: its weights go to
+# resources/models/<name>, its logs and benchmarks to results/{logs,benchmarks}/permanence/<query>_<name>
+# and .../intphys_<name>, where these shared outputs already are. Compared case-insensitively (a
+# macOS or Windows file system does).
+RESERVED_NAMES = {
+    "dinov2": "resources/models/dinov2/ and prefetch_dinov2.log (rule prefetch_dinov2, the top-level dinov2)",
+    "perception": "resources/models/perception/ (rule prefetch_perception, every learned estimator's weights)",
+    "table": "results/logs/permanence/<query>_table.log (rule permanence_query_table)",
+    "table9": "results/logs/permanence/<query>_table9.log (rule permanence_query_table9)",
+    "fixture": "results/logs/permanence/intphys_fixture.log (rule permanence_intphys_fixture)",
+    "tables": "results/logs/permanence/intphys_tables.log (rule permanence_intphys_tables)",
+}
+
+
+def _reserved_names(study: dict) -> list[str]:
+    blocks = {"permanence.models": study.get("models", {}), "permanence.curricula": study.get("curricula", {}),
+              "permanence.videomae.models": study.get("videomae", {}).get("models", {})}
+    return [f"{key}.{name}: the name is reserved; a model of that name would share {RESERVED_NAMES[name.lower()]}. "
+            f"Fix: rename the model (e.g. {name}-model), names reserved: {', '.join(RESERVED_NAMES)}"
+            for key, block in blocks.items() for name in block if name.lower() in RESERVED_NAMES]
+
+
 def _id_or_model_dir(key: str, value: str, fix: str):
     """A value that is a Hugging Face id unless it is a directory: decided by its form (see check_config)."""
     if os.path.isdir(value) or not HF_ID.fullmatch(value):
@@ -188,9 +219,62 @@ def trajectory_keywords() -> dict[str, set[str]]:
             for name in tj.TRAJECTORIES}
 
 
+def trajectory_types() -> dict[str, dict]:
+    """Trajectory name -> {keyword of trajectory_keywords: its annotation in the builder's signature}."""
+    from worldmemory.worldmembench import trajectories as tj
+
+    hints = {"translation": typing.get_type_hints(tj.translation), "rotation": typing.get_type_hints(tj.rotation)}
+    return {name: {k: hints["translation" if name == "translation" else "rotation"][k] for k in keywords}
+            for name, keywords in trajectory_keywords().items()}
+
+
+def _trajectory_values(study: dict, names: list[str]):
+    """The values of the trajectory parameters: each of its builder's annotated type, at its own
+    key; then, if all are, each run's trajectories (``names``) as its rollout lays them out
+    (trajectories.check: ranges, the frame budget), blamed on the run's block, or on the
+    study's when the run sets none. Unknown names are left to _worldmembench."""
+    from worldmemory.worldmembench import trajectories as tj
+
+    types = trajectory_types()
+    shared = {k: t for name in names for k, t in types[name].items()}
+    study_params = study.get("trajectory_params", {})
+    blocks = {"worldmembench.trajectory_params": study_params,
+              **{f"worldmembench.models.{model}.trajectory_params": spec.get("trajectory_params", {})
+                 for model, spec in study.get("models", {}).items()}}
+    entries = []
+    for key, block in blocks.items():
+        for k, v in block.items():
+            if k not in types:
+                entries.append((f"{key}.{k}", v, shared.get(k)))
+            elif isinstance(v, dict):  # a trajectory's own block
+                entries += [(f"{key}.{k}.{p}", value, types[k].get(p)) for p, value in v.items()]
+    typed = [f"{path} = {value!r}: expected {want}. Fix: write it as a bare value, unquoted (e.g. n_frames: 241)"
+             for path, value, annotation in entries
+             if annotation is not None and (want := expected_type(value, annotation))]
+    yield from typed
+    if typed:
+        return
+    problems = {}
+    for model, spec in study.get("models", {}).items():
+        params = tj.merge_params(study_params, spec.get("trajectory_params", {}))
+        key = (f"worldmembench.models.{model}.trajectory_params" if spec.get("trajectory_params")
+               else "worldmembench.trajectory_params")
+        for name in names:
+            own = {k: v for k, v in params.items() if k in types[name]}
+            if isinstance(params.get(name), dict):
+                own[name] = {k: v for k, v in params[name].items() if k in types[name]}
+            try:
+                tj.check(name, own)
+            except ValueError as e:
+                problems.setdefault(f"{key}: the {name} trajectory: {e}", model)
+    for problem, model in problems.items():
+        yield (f"{problem} (model {model}). Fix: correct the value (trajectories.build documents each "
+               "parameter; a longer n_frames or shorter holds give the frame budget room)")
+
+
 def _worldmembench(study: dict):
     from worldmemory.worldmembench.external import PLACEHOLDERS
-    from worldmemory.worldmembench.reference_models import DEFAULT_PARAMS
+    from worldmemory.worldmembench.reference_models import DEFAULT_PARAMS, PARAM_MINIMUM
     from worldmemory.worldmembench.rollout import CAMERA_KEYS
 
     keywords = trajectory_keywords()
@@ -236,14 +320,15 @@ def _worldmembench(study: dict):
                        f"or roll out only {', '.join(takers)}")
             else:
                 yield _unknown(key, block, param, valid, expected)
-    yield from _reference_params("worldmembench", study, DEFAULT_PARAMS)
+    yield from _trajectory_values(study, names)
+    yield from _reference_params("worldmembench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("worldmembench", study, PLACEHOLDERS)
     yield from _perception("worldmembench", study)
 
 
 def _persistbench(study: dict):
     from worldmemory.persistbench.camera_paths import PathParams
-    from worldmemory.persistbench.reference_models import DEFAULT_PARAMS
+    from worldmemory.persistbench.reference_models import DEFAULT_PARAMS, PARAM_MINIMUM
     from worldmemory.persistbench.rollout import PLACEHOLDERS
 
     camera = study.get("camera", {})
@@ -257,21 +342,27 @@ def _persistbench(study: dict):
         except (TypeError, ValueError) as e:
             yield (f"persistbench.camera = {camera!r}: {e}. Fix: correct the value "
                    "(camera_paths.PathParams documents each field)")
-    yield from _reference_params("persistbench", study, DEFAULT_PARAMS)
+    yield from _reference_params("persistbench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("persistbench", study, PLACEHOLDERS)
     yield from _perception("persistbench", study)
 
 
-def _reference_params(study_name: str, study: dict, defaults: dict[str, dict]):
-    """Reference models' ``params`` against the study's DEFAULT_PARAMS (what resolve_params takes)."""
+def _reference_params(study_name: str, study: dict, defaults: dict[str, dict], minimum: dict[str, float]):
+    """Reference models' ``params`` against the study's DEFAULT_PARAMS and PARAM_MINIMUM (what
+    resolve_params takes): known names, each value of its default's type and in range."""
     for name, spec in study.get("models", {}).items():
         if spec.get("kind") != "reference" or spec.get("reference") not in defaults:
             continue  # the schema's enum already names the valid reference models
-        reference = spec["reference"]
-        for param in sorted(set(spec.get("params", {})) - set(defaults[reference])):
-            yield _unknown(f"{study_name}.models.{name}.params", spec["params"], param, defaults[reference],
-                           f"the parameters of reference model {reference!r} "
-                           f"({study_name}.reference_models.DEFAULT_PARAMS)")
+        reference, key, params = spec["reference"], f"{study_name}.models.{name}.params", spec.get("params", {})
+        for param in sorted(params):
+            if param not in defaults[reference]:
+                yield _unknown(key, params, param, defaults[reference],
+                               f"the parameters of reference model {reference!r} "
+                               f"({study_name}.reference_models.DEFAULT_PARAMS)")
+            elif problem := param_problem(params[param], defaults[reference][param], minimum.get(param)):
+                yield (f"{key}.{param} = {params[param]!r}: expected {problem} (the default is "
+                       f"{defaults[reference][param]!r}). Fix: write a bare number, unquoted (e.g. "
+                       f"{param}: {defaults[reference][param]!r})")
 
 
 def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):

@@ -48,12 +48,15 @@ DEFAULT_PARAMS = {
     "drifting": {"min_pixels": 20, "rate": 0.03},
     "camera_error": {"rotation_scale": 0.67, "translation_scale": 0.67},
 }
+# The smallest value each parameter may take (its type is its default's): an entity covering 0
+# pixels would never leave the view, and a negative rate would drift away from the target.
+PARAM_MINIMUM = {"min_pixels": 1, "rate": 0}
 NAMESPACE = "worldmembench/reference"
 
 
 def resolve_params(model: str, params: dict) -> dict:
     """The model's parameters: its defaults updated with ``params``; unknown names raise."""
-    return common_params.resolve_params(model, params, DEFAULT_PARAMS)
+    return common_params.resolve_params(model, params, DEFAULT_PARAMS, PARAM_MINIMUM)
 
 
 def run_reference(model: str, params: dict, case: dict, trajectory: Trajectory, width: int,

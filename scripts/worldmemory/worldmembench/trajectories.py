@@ -33,6 +33,7 @@ static); caption-driven models such as YUME take these instead of poses (Appendi
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,13 +161,17 @@ def translation(
     move_frames. The default side 0.25 makes the loop's path length 1, the normalised target path
     scale of the translation RPE (Section 4.3); rescale for models that need metric units.
     """
+    return _assemble("translation", _translation_segments(side), n_frames, hold_frames,
+                     final_hold_frames, move_frames, fps, width, height, fov_deg)
+
+
+def _translation_segments(side: float) -> list[tuple[str, list[_Move]]]:
     if side <= 0:
-        raise ValueError("side must be positive")
+        raise ValueError(f"side must be positive, got {side!r}")
     corners = [(0, 0, side), (side, 0, side), (side, 0, 0), (0, 0, 0)]  # (x, y, z) after each side
     moves = [(caption, np.array([0.0, 0.0, *corner]))
              for caption, corner in zip(("Forward", "Right", "Backward", "Left"), corners)]
-    return _assemble("translation", [("D1", moves[:2]), ("R1", moves[2:])], n_frames,
-                     hold_frames, final_hold_frames, move_frames, fps, width, height, fov_deg)
+    return [("D1", moves[:2]), ("R1", moves[2:])]
 
 
 def rotation(
@@ -197,15 +202,29 @@ def rotation(
     departure criterion of Appendix G.1. pitch_amplitude_deg defaults to the same value, so LRLR
     and LRUD differ only in the axis of the second cycle, which is what Delta_axis measures.
     """
+    segments = _rotation_segments(pattern, amplitude_deg, pitch_amplitude_deg)
+    move_frames = _rotation_move_frames(pattern, n_frames, hold_frames, final_hold_frames, move_frames)
+    return _assemble(pattern, segments, n_frames, hold_frames, final_hold_frames, move_frames,
+                     fps, width, height, fov_deg)
+
+
+def _rotation_move_frames(pattern, n_frames, hold_frames, final_hold_frames, move_frames):
+    if pattern == "LR-Hold" and move_frames is None:  # LRLR's speed, whatever n_frames holds
+        return _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves=4)
+    return move_frames
+
+
+def _rotation_segments(pattern: str, amplitude_deg: float,
+                       pitch_amplitude_deg: float | None) -> list[tuple[str, list[_Move]]]:
     if pattern not in ROTATION_PATTERNS:
         raise ValueError(
             f"unknown rotation pattern {pattern!r}; valid: {', '.join(ROTATION_PATTERNS)}")
     axes = _AXES[pattern]
     pitch_deg = amplitude_deg if pitch_amplitude_deg is None else pitch_amplitude_deg
     if not 0 < amplitude_deg <= 180:
-        raise ValueError("amplitude_deg must be in (0, 180]")
+        raise ValueError(f"amplitude_deg must be in (0, 180], got {amplitude_deg!r}")
     if "U" in axes and not 0 < pitch_deg <= 90:
-        raise ValueError("pitch amplitude must be in (0, 90]; beyond 90 the view flips over")
+        raise ValueError(f"pitch amplitude must be in (0, 90], got {pitch_deg!r}; beyond 90 the view flips over")
     start = np.zeros(5)
     away = {"L": ("Left", np.array([amplitude_deg, 0, 0, 0, 0.0])),
             "U": ("Up", np.array([0, pitch_deg, 0, 0, 0.0]))}
@@ -213,10 +232,7 @@ def rotation(
     segments = []
     for k, axis in enumerate(axes, start=1):
         segments += [(f"D{k}", [away[axis]]), (f"R{k}", [back[axis]])]
-    if pattern == "LR-Hold" and move_frames is None:  # LRLR's speed, whatever n_frames holds
-        move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves=4)
-    return _assemble(pattern, segments, n_frames, hold_frames, final_hold_frames, move_frames,
-                     fps, width, height, fov_deg)
+    return segments
 
 
 def build(name: str, case_params: dict | None = None, **params) -> Trajectory:
@@ -227,6 +243,26 @@ def build(name: str, case_params: dict | None = None, **params) -> Trajectory:
         raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
     kwargs = resolve(name, params, case_params)
     return translation(**kwargs) if name == "translation" else rotation(name, **kwargs)
+
+
+def check(name: str, params: dict) -> None:
+    """Raise ValueError for what ``build(name, **params)`` refuses (ranges, frame budget),
+    without rendering a pose: its cost does not grow with n_frames, so the config checks run it
+    for every configured trajectory on each start. ``params`` must already have the builder's
+    types (worldmemory.common.params.expected against its annotations)."""
+    if name not in TRAJECTORIES:
+        raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
+    builder = translation if name == "translation" else rotation
+    bound = inspect.signature(builder).bind(*([] if builder is translation else [name]), **resolve(name, params))
+    bound.apply_defaults()
+    a = bound.arguments
+    if builder is translation:
+        segments, move_frames = _translation_segments(a["side"]), a["move_frames"]
+    else:
+        segments = _rotation_segments(name, a["amplitude_deg"], a["pitch_amplitude_deg"])
+        move_frames = _rotation_move_frames(name, a["n_frames"], a["hold_frames"], a["final_hold_frames"],
+                                            a["move_frames"])
+    _move_frames(name, segments, a["n_frames"], a["hold_frames"], a["final_hold_frames"], move_frames, a["fps"])
 
 
 def merge_params(base: dict, override: dict) -> dict:
@@ -279,11 +315,12 @@ def _even_move_frames(n_frames: int, hold_frames: int, final_hold_frames: int, n
     return (n_frames - hold_frames - final_hold_frames) // n_moves
 
 
-def _assemble(name, segments: list[tuple[str, list[_Move]]], n_frames, hold_frames,
-              final_hold_frames, move_frames, fps, width, height, fov_deg) -> Trajectory:
-    """Lay out V, the segments' moves and H over n_frames and render poses and captions."""
+def _move_frames(name, segments, n_frames, hold_frames, final_hold_frames, move_frames, fps) -> int:
+    """The frames of each move; refuses a layout that does not fit n_frames, or fps <= 0."""
     if hold_frames < 1 or final_hold_frames < 1:
         raise ValueError("hold_frames and final_hold_frames must be >= 1 (V holds frame 0)")
+    if fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps!r}")
     n_moves = sum(len(moves) for _, moves in segments)
     if move_frames is None:
         move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves)
@@ -293,7 +330,13 @@ def _assemble(name, segments: list[tuple[str, list[_Move]]], n_frames, hold_fram
             f"n_frames={n_frames} too small for {name}: needs {hold_frames} (V) + {n_moves} "
             f"moves x >= {MIN_MOVE_FRAMES} + {final_hold_frames} (H) frames; "
             f"got {move_frames} per move")
+    return move_frames
 
+
+def _assemble(name, segments: list[tuple[str, list[_Move]]], n_frames, hold_frames,
+              final_hold_frames, move_frames, fps, width, height, fov_deg) -> Trajectory:
+    """Lay out V, the segments' moves and H over n_frames and render poses and captions."""
+    move_frames = _move_frames(name, segments, n_frames, hold_frames, final_hold_frames, move_frames, fps)
     states = [np.zeros((hold_frames, 5))]
     captions = ["Hold"] * hold_frames
     phases = [Phase("V", 0, hold_frames)]
