@@ -20,6 +20,8 @@ import inspect
 import os
 import re
 
+from worldmemory.workflow.config_inputs import input_problems
+
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
 # '.', '-' (so './x', '../x', '~/x' and '/x' are never ids).
 HF_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -51,6 +53,9 @@ def check_config(config: dict) -> None:
     only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes).
+
+    What leaves the config (user directories, the IntPhys dataset and baseline, estimator files,
+    revisions, model name lengths, paths starting with '-'): config_inputs.input_problems.
     """
     study = config.get("permanence", {})
     problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study)]
@@ -60,6 +65,7 @@ def check_config(config: dict) -> None:
         problems += _worldmembench(config["worldmembench"])
     if "persistbench" in config:
         problems += _persistbench(config["persistbench"])
+    problems += input_problems(config)
     if problems:
         raise ValueError(f"config: {len(problems)} problem(s)\n" + "\n".join(f"- {p}" for p in problems))
 
@@ -312,7 +318,8 @@ def _perception(study_name: str, study: dict):
             except ValueError as e:
                 yield f"{study_name}.perception.{capability}.command: {e}"
         if name not in registry.names(capability):
-            yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
+            key = f"{study_name}.perception.{capability}" + (".backend" if isinstance(value, dict) else "")
+            yield (f"{key} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
         elif study_name == "worldmembench" and capability == "judge" and name != registry.NONE:
