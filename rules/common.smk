@@ -22,6 +22,7 @@ from worldmemory.perception.estimators import parse as parse_estimator
 from worldmemory.perception.estimators import prefetched as prefetched_weights
 from worldmemory.workflow.conda_envs import export_checkout
 from worldmemory.workflow.config_checks import check_config
+from worldmemory.workflow.config_inputs import check_estimator_files
 from worldmemory.workflow.stamp import stamp_differs, update_stamp
 from worldmemory.workflow.runs import benchmark_runs as study_runs
 from worldmemory.workflow.runs import worldmembench_cases as study_cases
@@ -170,14 +171,8 @@ def intphys_dataset(wildcards):
             "the dev set's directory (O1, O2, O3 inside), or to 'fixture' for the IntPhys-format scenes the "
             'workflow renders (README "IntPhys-2019")'
         )
-    if dataset == "fixture":
-        return INTPHYS_FIXTURE
-    if not os.path.isdir(dataset):
-        raise ValueError(
-            f"permanence.intphys.dataset = {dataset!r} is not a directory: give the IntPhys-2019 dev set's "
-            "directory (O1, O2, O3 inside) or 'fixture'"
-        )
-    return dataset
+    # a dataset that is no dev set's root is refused at validation (worldmemory.workflow.config_inputs)
+    return INTPHYS_FIXTURE if dataset == "fixture" else dataset
 
 
 def models_with(source, models=None):
@@ -324,9 +319,17 @@ def applying_estimators(study, applies):
     return lambda wc: {c: configured_estimator(study, c) for c in estimators(study) if applies(wc, c)}
 
 
-def perceive_weights(applying):
-    """Input function: the weights directories and files the unit's estimators read."""
-    return lambda wc: sorted({f for e in applying(wc).values() for f in e.inputs()})
+def perceive_weights(study, applying):
+    """Input function: the weights directories and files the unit's estimators read, the files
+    checked first, naming the key (a missing one is no job's output)."""
+
+    def files(wildcards):
+        used = applying(wildcards)
+        for capability, estimator in used.items():
+            check_estimator_files(f"{study}.perception.{capability}", estimator)
+        return sorted({f for e in used.values() for f in e.inputs()})
+
+    return files
 
 
 def perceive_args(study, applying):

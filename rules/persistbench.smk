@@ -159,7 +159,7 @@ rule persistbench_perceive:
     input:
         sequence="results/persistbench/sequences/{sequence}",
         rollouts="results/persistbench/rollouts/{model}/{sequence}",
-        weights=perceive_weights(PB_APPLYING),
+        weights=perceive_weights("persistbench", PB_APPLYING),
     output:
         directory("results/persistbench/perception/{model}/{sequence}"),
     log:

@@ -139,7 +139,7 @@ rule worldmembench_perceive:
     input:
         case=WMB_CASE_DIR,
         rollouts="results/worldmembench/rollouts/{model}/{case}",
-        weights=perceive_weights(WMB_APPLYING),
+        weights=perceive_weights("worldmembench", WMB_APPLYING),
     output:
         directory("results/worldmembench/perception/{model}/{case}"),
     log:

@@ -17,6 +17,7 @@ from snakemake.utils import validate
 from worldmemory.persistbench.camera_paths import PathParams
 from worldmemory.workflow.config_checks import check_config, trajectory_keywords
 from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.cases import write_embedded_case
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "config" / "schemas" / "config.schema.yaml"
@@ -238,6 +239,7 @@ def test_trajectory_param_of_some_trajectories_only():
 
 def test_user_cases_accept_any_builders_keyword(tmp_path):
     config = load()
+    write_embedded_case(tmp_path / "human_000", "human_000", "human", None, 64, 48, ["LRLR"])  # a case directory
     config["worldmembench"]["cases"]["source"] = str(tmp_path)
     config["worldmembench"]["trajectory_params"].update(side=0.5, amplitude_deg=60)
     check_config(config)

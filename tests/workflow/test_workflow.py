@@ -183,7 +183,7 @@ def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a
     refused naming the key."""
     paper = yaml.safe_load(paper_stand_in(tmp_path).read_text())
     dev = tmp_path / "intphys_dev"
-    dev.mkdir()
+    (dev / "O1").mkdir(parents=True)  # the dev set's root holds its blocks (validated)
     paper["device"] = "cuda"
     paper["permanence"]["intphys"]["dataset"] = str(dev)
     path = tmp_path / "paper_intphys.yaml"

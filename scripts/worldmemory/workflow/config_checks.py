@@ -24,6 +24,8 @@ import typing
 from worldmemory.common.params import expected as expected_type
 from worldmemory.common.params import param_problem
 
+from worldmemory.workflow.config_inputs import input_problems
+
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
 # '.', '-' (so './x', '../x', '~/x' and '/x' are never ids).
 HF_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -54,11 +56,15 @@ def check_config(config: dict) -> None:
     trajectory's name, a mapping of that trajectory's own parameters; ``persistbench.camera``
     only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
-    worldmemory.external.check_template (no placeholder inside quotes). Their values are typed
-    and ranged as the code takes them: trajectory parameters by the builders' annotations and
-    trajectories.check, reference parameters by their default's type and PARAM_MINIMUM.
+    worldmemory.external.check_template (no placeholder inside quotes, none where its value is
+    evaluated again). Their values are typed and ranged as the code takes them: trajectory
+    parameters by the builders' annotations and trajectories.check, reference parameters by
+    their default's type and PARAM_MINIMUM.
 
     Names: no permanence model takes a name of RESERVED_NAMES (a shared output's).
+
+    What leaves the config (user directories, the IntPhys dataset and baseline, estimator files,
+    revisions, model name lengths, paths starting with '-'): config_inputs.input_problems.
     """
     study = config.get("permanence", {})
     problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study)]
@@ -69,6 +75,7 @@ def check_config(config: dict) -> None:
         problems += _worldmembench(config["worldmembench"])
     if "persistbench" in config:
         problems += _persistbench(config["persistbench"])
+    problems += input_problems(config)
     if problems:
         raise ValueError(f"config: {len(problems)} problem(s)\n" + "\n".join(f"- {p}" for p in problems))
 
@@ -403,7 +410,8 @@ def _perception(study_name: str, study: dict):
             except ValueError as e:
                 yield f"{study_name}.perception.{capability}.command: {e}"
         if name not in registry.names(capability):
-            yield (f"{study_name}.perception.{capability} = {name!r}: no such backend; expected one of "
+            key = f"{study_name}.perception.{capability}" + (".backend" if isinstance(value, dict) else "")
+            yield (f"{key} = {name!r}: no such backend; expected one of "
                    f"{', '.join(registry.names(capability))} (worldmemory/perception/registry.py). Fix: use one "
                    "of those")
         elif study_name == "worldmembench" and capability == "judge" and name != registry.NONE:
