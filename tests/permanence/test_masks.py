@@ -45,9 +45,32 @@ def test_readout_region_at_the_event():
     geom = ProbeGeometry(GRID, radius=8)
     x = 28 + 3.2 * 32.5  # mean x of the event slot's frames 32, 33
     region = geom.region(2, x)
-    # x box [112.4, 144.4] -> columns 3, 4; rows 5, 6.
+    # x box [116, 148] -> columns 3, 4; rows 5, 6.
     expected = sorted(GRID.index(2, r, c) for r in (5, 6) for c in (3, 4))
     assert region.tolist() == expected
+
+
+# V-JEPA 2's lattice (256 px crop, 16 px patches: 16 x 16 cells, index = slot * 256 + row * 16 + col)
+# at R = 16, where the 8 px margin reaches one more patch on each side than the bare disk.
+# Ball x per slot (Appendix B, 3.2 px per frame from x = 28): slot 2 (frames 32, 33) 132.0, slot 9
+# (frames 46, 47) 176.8. Rows: y in [190 - 24, 190 + 24] = [166, 214] -> rows 10..13 (without the
+# margin [174, 206] -> 10..12). Slot 2: x in [108, 156] -> columns 6..9 (without: [116, 148] ->
+# 7..9). Slot 9: x in [152.8, 200.8], pixels 153..200 -> columns 9..12 (without: 161..192 -> 10..12).
+READOUT_KNOWN_ANSWERS = {
+    2: [678, 679, 680, 681, 694, 695, 696, 697, 710, 711, 712, 713, 726, 727, 728, 729],
+    9: [2473, 2474, 2475, 2476, 2489, 2490, 2491, 2492, 2505, 2506, 2507, 2508, 2521, 2522, 2523, 2524],
+}
+
+
+@pytest.mark.parametrize("slot", sorted(READOUT_KNOWN_ANSWERS))
+def test_readout_region_reaches_r_plus_8_px_around_the_ball(slot):
+    """Known answer of Section 3.2's readout box (R + 8 px): at these positions the box without
+    the margin has 9 tokens, not 16, and a ball 8 px further right starts one column later."""
+    geom = ProbeGeometry(TokenGrid(256, 16), radius=16)
+    xs = slot_ball_x([expected_ball_x("moving", f) for f in range(WINDOW_START, WINDOW_START + 32)])
+    assert xs[[2, 9]].tolist() == pytest.approx([132.0, 176.8])
+    assert geom.region(slot, xs[slot]).tolist() == READOUT_KNOWN_ANSWERS[slot]
+    assert geom.region(slot, xs[slot] + 8).tolist() == [t + 1 for t in READOUT_KNOWN_ANSWERS[slot]]
 
 
 @pytest.mark.parametrize("radius", [4, 8, 16, 32])
