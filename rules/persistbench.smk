@@ -185,7 +185,7 @@ rule persistbench_perceive:
 rule persistbench_input_copy:
     input:
         sequences="results/persistbench/sequences/manifest.json",
-        weights=perceive_weights(PB_TRACKING),
+        weights=perceive_weights("persistbench", PB_TRACKING),
     output:
         report(
             "results/persistbench/tracking_input_copy.csv",

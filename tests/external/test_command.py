@@ -38,6 +38,14 @@ def read_pids(path: Path, n: int, timeout: float = 10) -> list[int]:
     raise AssertionError(f"{path} never listed {n} pids")
 
 
+def echo_args(tmp_path) -> str:
+    """A model program (a script, not ``python -c`` inline code, which takes no placeholder) that
+    writes the repr of its arguments after the first to the file its last argument names."""
+    script = tmp_path / "echo_args.py"
+    script.write_text('import sys\nopen(sys.argv[-1], "w").write(repr(sys.argv[1:]))\n')
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+
+
 @pytest.mark.parametrize("value", [
     "$(touch {marker})", "`touch {marker}`", '"; touch {marker}; "', "'; touch {marker}; '",
     "a b\n touch {marker}\n", "\\'$(touch {marker})\" #", "--flag {{x}} * ~ & | > {marker}",
@@ -45,9 +53,7 @@ def read_pids(path: Path, n: int, timeout: float = 10) -> list[int]:
 def test_a_hostile_prompt_arrives_as_one_exact_word_and_runs_nothing(tmp_path, value):
     marker = tmp_path / "MARKER"
     value = value.replace("{marker}", str(marker))
-    python = shlex.quote(sys.executable)
-    template = (python + " -c 'import sys; open(sys.argv[2], \"w\").write(repr(sys.argv[1:]))' "
-                "--prompt={prompt} {video}")
+    template = f"{echo_args(tmp_path)} --prompt={{prompt}} {{video}}"
     video = run_model(template, request(tmp_path, value), tmp_path / "command.log", PLACEHOLDERS)
     assert video.read_text() == repr([f"--prompt={value}", str(video)])
     assert not marker.exists()
@@ -56,9 +62,7 @@ def test_a_hostile_prompt_arrives_as_one_exact_word_and_runs_nothing(tmp_path, v
 def test_a_value_is_quoted_even_when_shlex_would_leave_it_bare(tmp_path):
     """shlex.quote leaves ``a,b`` bare, and inside the template's own braces bash would
     brace-expand it into two words."""
-    python = shlex.quote(sys.executable)
-    template = (python + " -c 'import sys; open(sys.argv[2], \"w\").write(repr(sys.argv[1:]))' "
-                "x{{{prompt}}} {video}")
+    template = f"{echo_args(tmp_path)} x{{{{{{prompt}}}}}} {{video}}"
     video = run_model(template, request(tmp_path, "a,b"), tmp_path / "command.log", PLACEHOLDERS)
     assert video.read_text() == repr(["x{a,b}", str(video)])
 

@@ -23,7 +23,6 @@ import typing
 
 from worldmemory.common.params import expected as expected_type
 from worldmemory.common.params import param_problem
-
 from worldmemory.workflow.config_inputs import input_problems
 
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
