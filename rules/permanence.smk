@@ -256,9 +256,9 @@ rule permanence_query:
         info="results/permanence/queries/{query}/{model}.json",
         features="results/permanence/queries/{query}/{model}.npz",
     log:
-        "results/logs/permanence/{query}_{model}.log",
+        "results/logs/permanence/{query}/{model}.log",
     benchmark:
-        benchmark_tsv("permanence/{query}_{model}")
+        benchmark_tsv("permanence/{query}/{model}")
     wildcard_constraints:
         query="|".join(QUERIES),
     conda:
@@ -385,9 +385,9 @@ rule permanence_query_table:
         wide="results/permanence/queries/{query}.csv",
         long="results/permanence/queries/{query}_long.csv",
     log:
-        "results/logs/permanence/{query}_table.log",
+        "results/logs/permanence/{query}/table.log",
     benchmark:
-        benchmark_tsv("permanence/{query}_table")
+        benchmark_tsv("permanence/{query}/table")
     wildcard_constraints:
         query="|".join(QUERIES),
     conda:
@@ -619,9 +619,9 @@ rule permanence_query_table9:
     output:
         "results/permanence/queries/{query}_table9.csv",
     log:
-        "results/logs/permanence/{query}_table9.log",
+        "results/logs/permanence/{query}/table9.log",
     benchmark:
-        benchmark_tsv("permanence/{query}_table9")
+        benchmark_tsv("permanence/{query}/table9")
     wildcard_constraints:
         query="|".join(QUERIES),
     conda:

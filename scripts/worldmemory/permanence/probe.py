@@ -74,7 +74,7 @@ from worldmemory.models.masked_predictor import MaskedLatentPredictor
 from worldmemory.models.vjepa2 import copy_last_view, deterministic, weights_digest
 from worldmemory.permanence.calibration import probe_backend, probe_identity
 from worldmemory.permanence.containers import box_cols, box_rows
-from worldmemory.permanence.masks import ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
+from worldmemory.permanence.masks import READOUT_MARGIN, ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
 from worldmemory.permanence.readouts import nearest_world, scene_row
 
 MOTIONS = ("moving", "stationary")
@@ -146,7 +146,7 @@ class Prober:
     """Runs one model over the scenes of a manifest and returns the per-scene, per-slot readouts."""
 
     def __init__(self, backend: MaskedLatentPredictor, model_name: str, manifest: dict, scenes_dir: Path,
-                 margin: int = 8, query: str = "main"):
+                 margin: int = READOUT_MARGIN, query: str = "main"):
         if query not in QUERIES:
             raise ValueError(f"unknown query {query!r}; expected one of {QUERIES}")
         self.query = query
@@ -403,7 +403,7 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--margin", type=int, default=8)
+    ap.add_argument("--margin", type=int, default=READOUT_MARGIN)
     ap.add_argument("--out", required=True, type=Path, help="per-scene readouts (CSV)")
     ap.add_argument("--out-info", required=True, type=Path, help="model identity and cache statistics (JSON)")
     ap.add_argument("--query", default="main", choices=QUERIES,

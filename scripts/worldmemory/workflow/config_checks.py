@@ -168,14 +168,14 @@ def _videomae(study: dict):
 
 
 # Names no permanence model (models, curricula, VideoMAE) may take: its weights go to
-# resources/models/<name>, its logs and benchmarks to results/{logs,benchmarks}/permanence/<query>_<name>
+# resources/models/<name>, its logs and benchmarks to results/{logs,benchmarks}/permanence/<query>/<name>
 # and .../intphys_<name>, where these shared outputs already are. Compared case-insensitively (a
 # macOS or Windows file system does).
 RESERVED_NAMES = {
     "dinov2": "resources/models/dinov2/ and prefetch_dinov2.log (rule prefetch_dinov2, the top-level dinov2)",
     "perception": "resources/models/perception/ (rule prefetch_perception, every learned estimator's weights)",
-    "table": "results/logs/permanence/<query>_table.log (rule permanence_query_table)",
-    "table9": "results/logs/permanence/<query>_table9.log (rule permanence_query_table9)",
+    "table": "results/logs/permanence/<query>/table.log (rule permanence_query_table)",
+    "table9": "results/logs/permanence/<query>/table9.log (rule permanence_query_table9)",
     "fixture": "results/logs/permanence/intphys_fixture.log (rule permanence_intphys_fixture)",
     "tables": "results/logs/permanence/intphys_tables.log (rule permanence_intphys_tables)",
 }
