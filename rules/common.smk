@@ -214,6 +214,20 @@ def score_files(study, runs, names):
     return [f"results/{study}/scores/{run}/{name}" for run in sorted(runs) for name in names]
 
 
+def agreement_inputs(study, runs, replays, score_names, units):
+    """Inputs of a perception-agreement table over ``replays`` (replay runs of ``runs``): the
+    scores ``score_names`` of each replay and of the model it replays, each replay's perception
+    of every unit, both rollout manifests (the replayed model's truth, the replay's frames), the
+    config stamp."""
+    replayed = {r: runs[r]["replays"] for r in replays}
+    return {
+        "scores": score_files(study, [*replays, *replayed.values()], score_names),
+        "estimates_dirs": [f"results/{study}/perception/{r}/{u}" for r in replays for u in units],
+        "rollouts": [f"results/{study}/rollouts/{m}/manifest.json" for r in replays for m in (replayed[r], r)],
+        "config": CONFIG_STAMP,
+    }
+
+
 # -- shared feature backend ----------------------------------------------------------------------
 DINOV2_DIR = "resources/models/dinov2"
 

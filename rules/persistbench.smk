@@ -324,15 +324,8 @@ rule persistbench_tables:
 
 rule persistbench_agreement:
     input:
-        scores=score_files(
-            "persistbench",
-            [*PB_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_REPLAYS)],
-            [f"{PB_FAMILY}.csv"],
-        ),
-        estimates_dirs=[f"results/persistbench/perception/{r}/{s}" for r in PB_REPLAYS for s in PB_SEQUENCES],
-        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}/manifest.json" for r in PB_REPLAYS],
+        **agreement_inputs("persistbench", PB_RUNS, PB_REPLAYS, [f"{PB_FAMILY}.csv"], PB_SEQUENCES),
         sequences="results/persistbench/sequences/manifest.json",
-        config=CONFIG_STAMP,
     output:
         table=report(
             "results/persistbench/perception_agreement.csv",
@@ -365,15 +358,8 @@ rule persistbench_agreement:
 # The same table over the clean and the degraded replays (agreement_degradations): outside the main job.
 use rule persistbench_agreement as persistbench_agreement_degraded with:
     input:
-        scores=score_files(
-            "persistbench",
-            [*PB_ALL_REPLAYS, *(PB_RUNS[r]["replays"] for r in PB_ALL_REPLAYS)],
-            [f"{PB_FAMILY}.csv"],
-        ),
-        estimates_dirs=[f"results/persistbench/perception/{r}/{s}" for r in PB_ALL_REPLAYS for s in PB_SEQUENCES],
-        rollouts=[f"results/persistbench/rollouts/{PB_RUNS[r]['replays']}/manifest.json" for r in PB_ALL_REPLAYS],
+        **agreement_inputs("persistbench", PB_RUNS, PB_ALL_REPLAYS, [f"{PB_FAMILY}.csv"], PB_SEQUENCES),
         sequences="results/persistbench/sequences/manifest.json",
-        config=CONFIG_STAMP,
     output:
         table=report(
             "results/persistbench/perception_agreement_degraded.csv",

@@ -428,19 +428,9 @@ rule worldmembench_qualification:
 
 rule worldmembench_agreement:
     input:
-        scores=score_files(
-            "worldmembench",
-            [*WMB_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_REPLAYS)],
-            [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
+        **agreement_inputs(
+            "worldmembench", WMB_RUNS, WMB_REPLAYS, [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES], WMB_CASES
         ),
-        estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_REPLAYS for c in WMB_CASES],
-        # the replayed models' truth, and the replays' videos (which frames show anything)
-        rollouts=[
-            f"results/worldmembench/rollouts/{m}/manifest.json"
-            for r in WMB_REPLAYS
-            for m in (WMB_RUNS[r]["replays"], r)
-        ],
-        config=CONFIG_STAMP,
     output:
         table=report(
             "results/worldmembench/perception_agreement.csv",
@@ -472,19 +462,9 @@ rule worldmembench_agreement:
 # The same table over the clean and the degraded replays (agreement_degradations): outside the main job.
 use rule worldmembench_agreement as worldmembench_agreement_degraded with:
     input:
-        scores=score_files(
-            "worldmembench",
-            [*WMB_ALL_REPLAYS, *(WMB_RUNS[r]["replays"] for r in WMB_ALL_REPLAYS)],
-            [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
+        **agreement_inputs(
+            "worldmembench", WMB_RUNS, WMB_ALL_REPLAYS, [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES], WMB_CASES
         ),
-        estimates_dirs=[f"results/worldmembench/perception/{r}/{c}" for r in WMB_ALL_REPLAYS for c in WMB_CASES],
-        # the replayed models' truth, and the replays' videos (which frames show anything)
-        rollouts=[
-            f"results/worldmembench/rollouts/{m}/manifest.json"
-            for r in WMB_ALL_REPLAYS
-            for m in (WMB_RUNS[r]["replays"], r)
-        ],
-        config=CONFIG_STAMP,
     output:
         table=report(
             "results/worldmembench/perception_agreement_degraded.csv",
