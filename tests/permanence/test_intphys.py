@@ -3,8 +3,10 @@ the L1 readout beside a scale head's negative log-likelihood and Table 1 (perman
 
 Known answers throughout: hand-made dev-set directories, a fake predictor whose tokens are the
 frame index (so a window's surprise has a closed form), hand-made surprise tables for the rules of
-Table 10, and, end to end on the workflow's own fixture (permanence.intphys_fixture), the real tiny
-V-JEPA 2 under the persistence oracle (every pair ties: 50%) and a random predictor (about 50%).
+Table 10 in the paper-text protocol (the reference's: test_intphys_scoring.py), and, end to end on
+the workflow's own fixture (permanence.intphys_fixture), the real tiny V-JEPA 2 under the
+persistence oracle (every pair ties: 50% in the text's protocol, 0% in the reference's) and a
+random predictor (about 50%).
 """
 
 import functools
