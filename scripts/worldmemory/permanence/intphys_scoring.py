@@ -152,6 +152,7 @@ def l1_readout(videos: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def _pair(block, scene, p, i, tie: float) -> dict:
+    """One pair's row: possible video ``p`` against impossible video ``i`` (per-video rows)."""
     correct = 1.0 if i.surprise > p.surprise else tie if i.surprise == p.surprise else 0.0
     return {"block": block, "scene": scene, "possible": p.video, "impossible": i.video, "correct": correct}
 

@@ -19,7 +19,8 @@ al.'s evaluation code, the default, or ``paper-text``):
 Table 10 and the differences score each checkpoint's main readout (``surprise``).
 
 Input: the per-video CSVs written by ``python -m worldmemory.permanence.intphys --out`` (one per
-checkpoint, named on the command line as NAME=PATH).
+checkpoint, named on the command line as NAME=PATH), scored under the same protocol (its frames and
+windows; the workflow passes one permanence.intphys.protocol to both jobs).
 """
 
 from __future__ import annotations
