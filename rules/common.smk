@@ -159,6 +159,15 @@ def models_of_source(source):
 
 INTPHYS = PERM.get("intphys", {})
 INTPHYS_FIXTURE = "results/permanence/intphys_fixture"
+INTPHYS_PROTOCOL = INTPHYS.get("protocol", "reference")
+
+
+def intphys_fps_args(wildcards):
+    """--source-fps for the dev set (permanence.intphys.source_fps, 15 by default); none for the
+    fixture, whose status.json files record the rate it was rendered at."""
+    if INTPHYS.get("dataset") == "fixture":
+        return ""
+    return shlex.join(["--source-fps", str(INTPHYS.get("source_fps", 15))])
 
 
 def intphys_dataset(wildcards):

@@ -710,13 +710,15 @@ rule permanence_intphys:
     params:
         spec=lambda wc: json.dumps(probe_spec(wc.model), sort_keys=True),
         weights_args=lambda wc, input: shlex.join(["--weights", input.weights]) if input.weights else "",
-        fps=INTPHYS.get("source_fps", 7.5),
+        fps_args=intphys_fps_args,
+        protocol=INTPHYS_PROTOCOL,
         device=DEVICE,
     shell:
         "gpu_slot {resources.gpu:q}"
         " python -m worldmemory.permanence.intphys --dataset {input.dataset:q} --model-name {wildcards.model:q}"
-        " --spec {params.spec:q} {params.weights_args} --source-fps {params.fps:q} --device {params.device:q}"
-        " --threads {threads:q} --out {output.csv:q} --out-summary {output.info:q} 2>&1 | tee {log:q}"
+        " --spec {params.spec:q} {params.weights_args} {params.fps_args} --protocol {params.protocol:q}"
+        " --device {params.device:q} --threads {threads:q} --out {output.csv:q} --out-summary {output.info:q}"
+        " 2>&1 | tee {log:q}"
 
 
 rule permanence_intphys_tables:
@@ -744,7 +746,7 @@ rule permanence_intphys_tables:
     benchmark:
         benchmark_tsv("permanence/intphys_tables")
     conda:
-        "../envs/torch.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -753,8 +755,10 @@ rule permanence_intphys_tables:
         config_sha=CONFIG_SHA,
         videos_args=lambda wc, input: shlex.join(f"{m}={p}" for m, p in zip(sorted(LATENT_MODELS), input.videos)),
         baseline_args=shlex.join(["--baseline", INTPHYS["baseline"]]) if INTPHYS.get("baseline") else "",
+        protocol=INTPHYS_PROTOCOL,
     shell:
         "(python -m worldmemory.permanence.intphys_tables --videos {params.videos_args} {params.baseline_args}"
+        " --protocol {params.protocol:q}"
         " --table1 {output.table1:q} --table10 {output.table10:q} --differences {output.differences:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --model-info {input.infos:q}"
         " --outputs {output.table1:q} {output.table10:q} {output.differences:q} --out {output.provenance:q})"

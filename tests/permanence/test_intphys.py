@@ -3,8 +3,10 @@ the L1 readout beside a scale head's negative log-likelihood and Table 1 (perman
 
 Known answers throughout: hand-made dev-set directories, a fake predictor whose tokens are the
 frame index (so a window's surprise has a closed form), hand-made surprise tables for the rules of
-Table 10, and, end to end on the workflow's own fixture (permanence.intphys_fixture), the real tiny
-V-JEPA 2 under the persistence oracle (every pair ties: 50%) and a random predictor (about 50%).
+Table 10 in the paper-text protocol (the reference's: test_intphys_scoring.py), and, end to end on
+the workflow's own fixture (permanence.intphys_fixture), the real tiny V-JEPA 2 under the
+persistence oracle (every pair ties: 50% in the text's protocol, 0% in the reference's) and a
+random predictor (about 50%).
 """
 
 import functools
@@ -19,8 +21,10 @@ from PIL import Image
 from worldmemory.common.seeds import stable_rng
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import intphys, intphys_tables
+from worldmemory.permanence import intphys_scoring as scoring
 from worldmemory.permanence.calibration import CalibrationPredictor
 from worldmemory.permanence.intphys_fixture import write_fixture
+from worldmemory.permanence.intphys_scoring import PAPER_TEXT, REFERENCE
 from worldmemory.permanence.objectives import LaplaceScaleHead
 
 TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hidden_size=48,
@@ -91,6 +95,9 @@ def test_frames_are_subsampled_to_7_5_fps_and_squash_resized(tmp_path):
     assert intphys.read_frames(tmp_path / "v", size=8)[:, 0, 0, 0].tolist() == list(range(0, 100, 10))
     assert intphys.frame_indices(7, 15.0).tolist() == [0, 2, 4, 6]
     assert intphys.frame_indices(10, 11.25).tolist() == [0, 2, 3, 5, 6, 8, 9]  # 1.5 source frames per frame
+    # the reference reads 99 // 2 = 49 frames of a 100-frame, 15 fps video: 0, 2, ..., 96, not 98
+    assert intphys.frame_indices(100, 15.0, drop_last=True).tolist() == list(range(0, 97, 2))
+    assert intphys.read_frames(tmp_path / "v", size=8, drop_last=True)[:, 0, 0, 0].tolist() == list(range(0, 90, 10))
     with pytest.raises(ValueError, match="below the protocol's 7.5 fps"):
         intphys.read_frames(tmp_path / "v", size=8, source_fps=5.0)
 
@@ -142,13 +149,16 @@ def frame_clip(n_frames):
     return torch.arange(n_frames, dtype=torch.float64).reshape(1, n_frames, 1, 1, 1).expand(1, n_frames, 3, 2, 2)
 
 
-def horizon_error(start, context):
+def horizon_error(start, context, k=None):
     """The frame-index predictor's surprise of the window at ``start``: its horizon's slots hold frames
-    start+C+2k and start+C+2k+1 (m = start+C+2k+0.5), layer-normed over (m, 1, 0), against 0."""
+    start+C+2k and start+C+2k+1 (m = start+C+2k+0.5), layer-normed over (m, 1, 0), against 0; the
+    mean over the 7 slots of a 14-frame horizon, or slot ``k``'s alone."""
     def normed(m):
         v = np.array([m, 1.0, 0.0])
         return np.abs((v - v.mean()) / np.sqrt(v.var() + 1e-5)).mean()
 
+    if k is not None:
+        return normed(start + context + 2 * k + 0.5)
     return np.mean([normed(start + context + 2 * k + 0.5) for k in range(7)])
 
 
@@ -163,6 +173,20 @@ def test_window_surprise_is_the_horizons_error_against_the_whole_windows_normed_
     assert ("encode", list(range(n_visible)), context + 14) in backend.calls
     assert ("predict", list(range(n_visible)), list(range(n_visible, (context + 14) // 2 * 4))) in backend.calls
     assert ("encode", None, context + 14) in backend.calls
+
+
+def test_reference_windows_are_16_frames_at_every_context_length():
+    """The reference cuts 16-frame windows and predicts the 16 - C frames after C visible ones, so
+    every context length has the same start frames (the min rule uses them all)."""
+    backend = FrameIndexPredictor()
+    windows = intphys.score_video(backend, frame_clip(22), (2, 4), REFERENCE, batch_size=8)
+    assert windows.groupby("context")["start"].apply(list).to_dict() == {2: [0, 2, 4, 6], 4: [0, 2, 4, 6]}
+    assert {call[2] for call in backend.calls if call[0] == "encode"} == {16}
+    assert ("predict", list(range(8)), list(range(8, 32))) in backend.calls  # C = 4: 2 slots seen, 6 predicted
+    np.testing.assert_allclose(windows.loc[windows["context"] == 4, "surprise"],
+                               [np.mean([horizon_error(s, 4, k) for k in range(6)]) for s in (0, 2, 4, 6)])
+    with pytest.raises(ValueError, match="context 16 leaves nothing to predict"):
+        intphys.score_video(backend, frame_clip(22), (16,), REFERENCE)
 
 
 def test_laplace_nll_matches_the_closed_form():
@@ -191,14 +215,14 @@ def windows_table(per_video: dict) -> pd.DataFrame:
     rows = []
     for (scene, video, possible), by_context in per_video.items():
         for context, values in by_context.items():
-            rows += [{"block": "O1", "scene": scene, "video": video, "is_possible": possible, "context": context,
-                      "start": 2 * i, "surprise": v} for i, v in enumerate(values)]
+            rows += [{"block": "O1", "scene": scene, "video": video, "is_possible": possible, "match": 1,
+                      "context": context, "start": 2 * i, "surprise": v} for i, v in enumerate(values)]
     return pd.DataFrame(rows)
 
 
 def test_min_rule_takes_the_minimum_per_start_frame_over_the_start_frames_every_context_fits():
     windows = windows_table({("01", "1", True): {2: [1.0, 5.0, 9.0], 4: [3.0, 2.0]}})
-    table = intphys.video_surprises(windows).set_index("context")["surprise"]
+    table = scoring.video_surprises(windows).set_index("context")["surprise"]
     assert table.index.tolist() == ["2", "4", "min"]
     assert table["2"] == pytest.approx(5.0)
     assert table["4"] == pytest.approx(2.5)
@@ -208,31 +232,33 @@ def test_min_rule_takes_the_minimum_per_start_frame_over_the_start_frames_every_
 def test_the_l1_readout_is_aggregated_like_the_surprise():
     surprises = {("01", "1", True): {2: [1.0, 5.0, 9.0], 4: [3.0, 2.0]}}
     l1 = windows_table({("01", "1", True): {2: [2.0, 4.0, 0.0], 4: [1.0, 6.0]}})["surprise"]
-    table = intphys.video_surprises(windows_table(surprises).assign(surprise_l1=l1))
-    assert list(table.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
+    table = scoring.video_surprises(windows_table(surprises).assign(surprise_l1=l1))
+    assert list(table.columns) == [*scoring.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
     table = table.set_index("context")
     assert table["surprise"].to_dict() == pytest.approx({"2": 5.0, "4": 2.5, "min": 1.5})
     assert table["surprise_l1"].to_dict() == pytest.approx({"2": 2.0, "4": 3.5, "min": 2.5})  # min(2, 1), min(4, 6)
-    assert intphys.l1_readout(table.reset_index())["surprise"].tolist() == pytest.approx([2.0, 3.5, 2.5])
-    assert intphys.l1_readout(intphys.video_surprises(windows_table(surprises))) is None
+    assert scoring.l1_readout(table.reset_index())["surprise"].tolist() == pytest.approx([2.0, 3.5, 2.5])
+    assert scoring.l1_readout(scoring.video_surprises(windows_table(surprises))) is None
 
 
 def scene_surprises(scene, possible, impossible, context="2"):
-    """Per-video rows of one scene and readout: videos 1, 2 possible, 3, 4 impossible."""
+    """Per-video rows of one scene and readout: videos 1, 2 possible, 3, 4 impossible (the reference
+    pairs 1 with 3 and 2 with 4)."""
     return pd.DataFrame([{"block": "O1", "scene": scene, "video": str(i + 1), "is_possible": i < 2,
-                          "context": context, "surprise": s} for i, s in enumerate([*possible, *impossible])])
+                          "match": 1 + i % 2, "context": context, "surprise": s}
+                         for i, s in enumerate([*possible, *impossible])])
 
 
 def test_pairwise_accuracy_counts_four_pairs_per_scene_and_a_tie_as_half():
-    table = intphys.pairs(scene_surprises("01", [1.0, 2.0], [3.0, 2.0]))
+    table = scoring.pairs(scene_surprises("01", [1.0, 2.0], [3.0, 2.0]), PAPER_TEXT)
     assert len(table) == 4
     assert table.set_index(["possible", "impossible"])["correct"].to_dict() == {
         ("1", "3"): 1.0, ("1", "4"): 1.0, ("2", "3"): 1.0, ("2", "4"): 0.5}
-    assert intphys.accuracy(table) == 87.5
+    assert scoring.accuracy(table, PAPER_TEXT) == 87.5
     both = pd.concat([scene_surprises("01", [1.0, 2.0], [3.0, 2.0]), scene_surprises("02", [5.0, 5.0], [1.0, 6.0])])
-    assert intphys.accuracy(intphys.pairs(both)) == pytest.approx(100 * (3.5 + 2) / 8)
+    assert scoring.accuracy(scoring.pairs(both, PAPER_TEXT), PAPER_TEXT) == pytest.approx(100 * (3.5 + 2) / 8)
     with pytest.raises(ValueError, match="scene O1/01: expected 2 possible and 2 impossible"):
-        intphys.pairs(scene_surprises("01", [1.0, 2.0], [3.0]))
+        scoring.pairs(scene_surprises("01", [1.0, 2.0], [3.0]), PAPER_TEXT)
 
 
 def test_best_rule_picks_the_most_accurate_context_and_the_smallest_on_a_tie():
@@ -243,11 +269,12 @@ def test_best_rule_picks_the_most_accurate_context_and_the_smallest_on_a_tie():
         scene_surprises("01", [0.0, 1.0], [0.5, 0.5], "6"),  # 50%
         scene_surprises("01", [1.0, 1.0], [1.0, 1.0], "min"),  # ties: 50%
     ])
-    assert intphys.context_accuracies(videos) == {"2": 0.0, "4": 100.0, "6": 50.0, "10": 100.0, "min": 50.0}
-    assert intphys.rule_readout(videos, "fixed") == "2"
-    assert intphys.rule_readout(videos, "best") == "4"
-    assert intphys.rule_readout(videos, "min") == "min"
-    table = intphys.rule_table(videos, "m", resamples=100).set_index("rule")
+    assert scoring.context_accuracies(videos, PAPER_TEXT) == {"2": 0.0, "4": 100.0, "6": 50.0, "10": 100.0,
+                                                              "min": 50.0}
+    assert scoring.rule_readouts(videos, "fixed", PAPER_TEXT) == {"O1": "2"}
+    assert scoring.rule_readouts(videos, "best", PAPER_TEXT) == {"O1": "4"}
+    assert scoring.rule_readouts(videos, "min", PAPER_TEXT) == {"O1": "min"}
+    table = scoring.rule_table(videos, "m", PAPER_TEXT, resamples=100).set_index("rule")
     assert table.loc["best", "context"] == "4" and table.loc["best", "accuracy"] == 100.0
     assert table.loc["fixed", "accuracy"] == 0.0 and table.loc["min", "accuracy"] == 50.0
     assert table.loc["fixed", "accuracy_O1"] == 0.0
@@ -262,11 +289,11 @@ def per_scene(values):
 def test_bootstrap_of_identical_checkpoints_is_exactly_zero_and_a_constant_advantage_is_that_constant():
     rng = stable_rng("scenes", "tests.intphys")
     a = per_scene(rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], size=30))
-    same = intphys.bootstrap([a], [a.copy()], key="same")
+    same = scoring.bootstrap([a], [a.copy()], key="same")
     assert (same["estimate"], same["low"], same["high"]) == (0.0, 0.0, 0.0)
     better = per_scene(np.minimum(a.to_numpy(), 0.75) + 0.25)
     worse = per_scene(np.minimum(a.to_numpy(), 0.75))
-    diff = intphys.bootstrap([better], [worse], key="constant")
+    diff = scoring.bootstrap([better], [worse], key="constant")
     assert diff["estimate"] == pytest.approx(25.0) and diff["low"] == pytest.approx(25.0)
     assert diff["high"] == pytest.approx(25.0)
     assert diff["scenes"] == 30 and diff["resamples"] == 10_000
@@ -275,19 +302,19 @@ def test_bootstrap_of_identical_checkpoints_is_exactly_zero_and_a_constant_advan
 def test_bootstrap_is_seeded_by_its_key_and_averages_seeds_per_scene():
     rng = stable_rng("seeds", "tests.intphys")
     a = per_scene(rng.uniform(size=20))  # not quantised, so two draws give two intervals
-    first, again = intphys.bootstrap([a], key="k"), intphys.bootstrap([a], key="k")
+    first, again = scoring.bootstrap([a], key="k"), scoring.bootstrap([a], key="k")
     assert first == again
-    assert intphys.bootstrap([a], key="other") != first
+    assert scoring.bootstrap([a], key="other") != first
     assert first["estimate"] == pytest.approx(100 * a.mean())
     assert first["low"] < first["estimate"] < first["high"]
     # two seeds that disagree on every scene average to 0.5 per scene: no spread left
     one, two = per_scene([1.0, 0.0] * 5), per_scene([0.0, 1.0] * 5)
-    mean = intphys.bootstrap([one, two], key="k")
+    mean = scoring.bootstrap([one, two], key="k")
     assert (mean["estimate"], mean["low"], mean["high"]) == (50.0, 50.0, 50.0)
     with pytest.raises(ValueError, match="seed 1 of checkpoint a covers other scenes"):
-        intphys.bootstrap([one, per_scene([1.0] * 9)])
+        scoring.bootstrap([one, per_scene([1.0] * 9)])
     with pytest.raises(ValueError, match="checkpoints a and b cover different scenes"):
-        intphys.bootstrap([one], [per_scene([1.0] * 9)])
+        scoring.bootstrap([one], [per_scene([1.0] * 9)])
 
 
 # -- end to end on the fixture with a tiny V-JEPA 2 ---------------------------------------------------------------
@@ -318,18 +345,19 @@ def test_persistence_oracle_sees_the_true_future_so_every_pair_ties(dataset, inn
     surprise 0 on every video, and every pair a tie (50%, not above chance: it is no IntPhys oracle;
     intphys_oracle.ConsistentWorldOracle is)."""
     oracle = CalibrationPredictor(inner, "persistence_oracle")
-    windows = intphys.score_dataset(oracle, intphys.read_dataset(dataset), contexts=(2, 10), log=lambda *_: None)
+    windows = intphys.score_dataset(oracle, intphys.read_dataset(dataset), (2, 10), 7.5, PAPER_TEXT,
+                                    log=lambda *_: None)
     assert len(windows) == 16 * (9 + 5)  # 32 frames: windows of 16 and 24 frames every 2 frames
     assert windows["surprise"].abs().max() < 1e-6
-    videos = intphys.video_surprises(windows)
-    assert all(value == 50.0 for value in intphys.context_accuracies(videos).values())
+    videos = scoring.video_surprises(windows)
+    assert all(value == 50.0 for value in scoring.context_accuracies(videos, PAPER_TEXT).values())
 
 
 def test_the_vjepa2_predictor_scores_every_window_of_a_video(dataset, inner):
     """The real predictor path (VJEPA2Backend.predict) on windows of 16 and 24 frames."""
     video = intphys.read_dataset(dataset)[0]
     clip = inner.preprocess(intphys.read_frames(video.path, inner.crop_size)[None])
-    windows = intphys.score_video(inner, clip, contexts=(2, 10), batch_size=4)
+    windows = intphys.score_video(inner, clip, (2, 10), PAPER_TEXT, batch_size=4)
     assert windows.groupby("context")["start"].apply(list).to_dict() == {2: list(range(0, 17, 2)),
                                                                          10: list(range(0, 9, 2))}
     assert np.isfinite(windows["surprise"]).all() and (windows["surprise"] > 0).all()
@@ -369,26 +397,33 @@ def test_a_random_predictor_scores_near_chance(dataset, inner, monkeypatch):
     videos = intphys.read_dataset(dataset)
     scores = []
     for seed in range(8):
-        windows = intphys.score_dataset(RandomPredictor(inner, seed), videos, contexts=(2,), log=lambda *_: None)
-        scores.append(intphys.accuracy(intphys.pairs(intphys.readout(intphys.video_surprises(windows), "2"))))
+        windows = intphys.score_dataset(RandomPredictor(inner, seed), videos, (2,), 7.5, PAPER_TEXT,
+                                        log=lambda *_: None)
+        table = scoring.pairs(scoring.readout(scoring.video_surprises(windows), "2"), PAPER_TEXT)
+        scores.append(scoring.accuracy(table, PAPER_TEXT))
     assert len(set(scores)) > 1  # the draws decide
     assert abs(np.mean(scores) - 50.0) < 12.5, scores  # 8 x 16 pairs
 
 
 def test_cli_scores_a_calibration_spec_and_writes_the_per_video_table_and_the_rules(dataset, tmp_path):
+    """By default the reference protocol: the fixture's recorded 7.5 fps, each video's reference pair
+    (the fixture's present/vanish and absent/appear videos share their openings), and the persistence
+    oracle's ties, which the reference counts as errors: 0%, where the seed's text reads 50%."""
     encoder = {"source": "random", "config": TINY, "seed": 1}
     spec = {"source": "calibration", "predictor": "persistence_oracle", "encoder": "tiny", "encoder_spec": encoder}
     out, summary = tmp_path / "videos.csv", tmp_path / "summary.json"
     intphys.main(["--dataset", str(dataset), "--model-name", "oracle", "--spec", json.dumps(spec), "--threads", "1",
                   "--contexts", "2", "4", "--out", str(out), "--out-summary", str(summary)])
     table = pd.read_csv(out, dtype={"context": str, "scene": str, "video": str})
-    assert list(table.columns) == ["block", "scene", "video", "is_possible", "context", "surprise"]
+    assert list(table.columns) == ["block", "scene", "video", "is_possible", "match", "context", "surprise"]
     assert len(table) == 16 * 3 and sorted(table["context"].unique()) == ["2", "4", "min"]
+    assert (table.groupby(["scene", "match", "context"])["is_possible"].sum() == 1).all()
     info = json.loads(summary.read_text())
+    assert (info["protocol"], info["source_fps"], info["window"]) == ("reference", 7.5, 16)
     assert [r["rule"] for r in info["rules"]] == ["fixed", "best", "min"]
-    assert all(r["accuracy"] == 50.0 and r["pairs"] == 16 for r in info["rules"])
+    assert all(r["accuracy"] == 0.0 and r["pairs"] == 8 for r in info["rules"])
     assert info["identity"]["calibration"]["predictor"] == "persistence_oracle"
-    assert info["by_context"] == {"2": 50.0, "4": 50.0, "min": 50.0}
+    assert info["by_context"] == {"2": 0.0, "4": 0.0, "min": 0.0}
     assert info["readout"] == "l1" and "rules_l1" not in info  # no scale head: the rules are the L1 readout's
     with pytest.raises(ValueError, match="lacks 2"):
         intphys.main(["--dataset", str(dataset), "--model-name", "x", "--spec", json.dumps(spec),
@@ -423,13 +458,13 @@ def test_the_cli_records_the_l1_readout_of_a_checkpoint_with_a_scale_head(tmp_pa
                   "--weights", str(tmp_path / "curriculum"), "--contexts", "2", "--out", str(out),
                   "--out-summary", str(summary)])
     table = pd.read_csv(out, dtype={"context": str, "scene": str, "video": str})
-    assert list(table.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
+    assert list(table.columns) == [*scoring.VIDEO_COLUMNS, "context", "surprise", "surprise_l1"]
     np.testing.assert_allclose(table["surprise"], table["surprise_l1"] / 2 + np.log(4), rtol=1e-5)
     info = json.loads(summary.read_text())
     assert info["readout"] == "laplace_nll"
     assert [r["rule"] for r in info["rules_l1"]] == ["fixed", "best", "min"]
     assert [r["accuracy"] for r in info["rules_l1"]] == [r["accuracy"] for r in info["rules"]]
-    assert all(r["pairs"] == 16 for r in info["rules_l1"])
+    assert all(r["pairs"] == 8 for r in info["rules_l1"])
 
 
 # -- the L1 readout beside a scale head's negative log-likelihood (Table 1) --------------------------------------
@@ -473,7 +508,8 @@ def constant_videos(tmp_path):
 
 def score_constant(videos, scale=None):
     """Window surprises of the constant dev set at C = 2 (starts 0, 2) and C = 4 (start 0)."""
-    return intphys.score_dataset(ContextMeanPredictor(), videos, contexts=(2, 4), scale=scale, log=lambda *_: None)
+    return intphys.score_dataset(ContextMeanPredictor(), videos, (2, 4), 7.5, PAPER_TEXT, scale=scale,
+                                 log=lambda *_: None)
 
 
 def video_values(videos: pd.DataFrame) -> pd.Series:
@@ -484,39 +520,40 @@ def video_values(videos: pd.DataFrame) -> pd.Series:
 
 def test_without_a_scale_there_is_no_l1_column_the_surprise_is_the_l1_readout(constant_videos):
     windows = score_constant(constant_videos)
-    assert list(windows.columns) == [*intphys.VIDEO_COLUMNS, "context", "start", "surprise"]
-    videos = intphys.video_surprises(windows)
-    assert list(videos.columns) == [*intphys.VIDEO_COLUMNS, "context", "surprise"]
-    assert intphys.l1_readout(videos) is None
+    assert list(windows.columns) == [*scoring.VIDEO_COLUMNS, "context", "start", "surprise"]
+    videos = scoring.video_surprises(windows)
+    assert list(videos.columns) == [*scoring.VIDEO_COLUMNS, "context", "surprise"]
+    assert scoring.l1_readout(videos) is None
     np.testing.assert_allclose(videos["surprise"], video_values(videos).map(constant_l1))
-    assert intphys.context_accuracies(videos) == {"2": L1_ACCURACY, "4": L1_ACCURACY, "min": L1_ACCURACY}
+    assert scoring.context_accuracies(videos, PAPER_TEXT) == {"2": L1_ACCURACY, "4": L1_ACCURACY, "min": L1_ACCURACY}
 
 
 def test_the_l1_readout_keeps_the_l1_ranking_that_a_steep_scales_nll_reverses(constant_videos):
     plain, scaled = score_constant(constant_videos), score_constant(constant_videos, steep_scale)
-    assert list(scaled.columns) == [*intphys.VIDEO_COLUMNS, "context", "start", "surprise", "surprise_l1"]
+    assert list(scaled.columns) == [*scoring.VIDEO_COLUMNS, "context", "start", "surprise", "surprise_l1"]
     np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])  # every window, exactly
-    plain, scaled = intphys.video_surprises(plain), intphys.video_surprises(scaled)
+    plain, scaled = scoring.video_surprises(plain), scoring.video_surprises(scaled)
     np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])  # every video and context, exactly
-    pd.testing.assert_frame_equal(intphys.l1_readout(scaled), plain)
+    pd.testing.assert_frame_equal(scoring.l1_readout(scaled), plain)
     b = (video_values(scaled) / 10) ** 4
     np.testing.assert_allclose(scaled["surprise"], video_values(scaled).map(constant_l1) / b + np.log(2 * b))
-    assert intphys.context_accuracies(scaled) == {"2": STEEP_NLL_ACCURACY, "4": STEEP_NLL_ACCURACY,
-                                                  "min": STEEP_NLL_ACCURACY}
-    assert intphys.context_accuracies(intphys.l1_readout(scaled)) == {"2": L1_ACCURACY, "4": L1_ACCURACY,
-                                                                      "min": L1_ACCURACY}
+    assert scoring.context_accuracies(scaled, PAPER_TEXT) == {"2": STEEP_NLL_ACCURACY, "4": STEEP_NLL_ACCURACY,
+                                                              "min": STEEP_NLL_ACCURACY}
+    assert scoring.context_accuracies(scoring.l1_readout(scaled), PAPER_TEXT) == {
+        "2": L1_ACCURACY, "4": L1_ACCURACY, "min": L1_ACCURACY}
 
 
 def test_under_a_constant_scale_the_nll_and_the_l1_readout_agree(constant_videos):
     """b = 2: NLL = L1 / 2 + log 4 is increasing in the L1 error, so every pair (and tie) is the same."""
     plain, scaled = score_constant(constant_videos), score_constant(constant_videos, lambda p: torch.tensor(2.0))
-    plain, scaled = intphys.video_surprises(plain), intphys.video_surprises(scaled)
+    plain, scaled = scoring.video_surprises(plain), scoring.video_surprises(scaled)
     np.testing.assert_array_equal(scaled["surprise_l1"], plain["surprise"])
     np.testing.assert_allclose(scaled["surprise"], plain["surprise"] / 2 + np.log(4))
     for label in ("2", "4", "min"):
-        nll, l1 = (intphys.pairs(intphys.readout(v, label)) for v in (scaled, intphys.l1_readout(scaled)))
+        nll, l1 = (scoring.pairs(scoring.readout(v, label), PAPER_TEXT)
+                   for v in (scaled, scoring.l1_readout(scaled)))
         pd.testing.assert_frame_equal(nll, l1)
-        assert intphys.accuracy(nll) == intphys.accuracy(l1) == L1_ACCURACY
+        assert scoring.accuracy(nll, PAPER_TEXT) == scoring.accuracy(l1, PAPER_TEXT) == L1_ACCURACY
 
 
 def test_table1_adds_the_l1_readouts_accuracy_for_a_checkpoint_with_a_scale_head_only(constant_videos, tmp_path):
@@ -524,11 +561,12 @@ def test_table1_adds_the_l1_readouts_accuracy_for_a_checkpoint_with_a_scale_head
     checkpoint, NaN for the plain one (its accuracy is the L1 readout); Table 10 and the differences
     keep the main readout."""
     for name, scale in (("curriculum", steep_scale), ("plain", None)):
-        per_video = intphys.video_surprises(score_constant(constant_videos, scale))
+        per_video = scoring.video_surprises(score_constant(constant_videos, scale))
         per_video.to_csv(tmp_path / f"{name}.csv", index=False, float_format="%.8g")
     paths = {name: tmp_path / "out" / f"{name}.csv" for name in ("table1", "table10", "differences")}
     intphys_tables.main(["--videos", f"curriculum={tmp_path / 'curriculum.csv'}", f"plain={tmp_path / 'plain.csv'}",
-                         "--baseline", "plain", "--resamples", "100", "--table1", str(paths["table1"]),
+                         "--baseline", "plain", "--protocol", "paper-text", "--resamples", "100",
+                         "--table1", str(paths["table1"]),
                          "--table10", str(paths["table10"]), "--differences", str(paths["differences"])])
     table1 = pd.read_csv(paths["table1"])
     assert list(table1.columns) == ["model", "accuracy", "accuracy_l1", "low", "high", "pairs", "accuracy_O1"]

@@ -16,6 +16,8 @@ from worldmemory.models.vjepa2 import VJEPA2Backend, build_model
 from worldmemory.permanence import intphys
 from worldmemory.permanence import intphys_fixture as fx
 from worldmemory.permanence import intphys_oracle as oracle_of
+from worldmemory.permanence import intphys_scoring as scoring
+from worldmemory.permanence.intphys_scoring import PAPER_TEXT, REFERENCE
 
 TINY = dict(crop_size=64, patch_size=16, frames_per_clip=32, tubelet_size=2, hidden_size=48,
             num_attention_heads=4, num_hidden_layers=2, pred_hidden_size=32,
@@ -100,19 +102,27 @@ def test_consistent_video_is_the_possible_world_with_the_same_start(dataset):
             assert oracle_of.consistent_video(video).parent == scene_dir
 
 
-def test_the_consistent_world_oracle_scores_100_percent_under_every_rule(dataset, inner):
+@pytest.mark.parametrize("protocol", [PAPER_TEXT, REFERENCE], ids=lambda p: p.name)
+def test_the_consistent_world_oracle_scores_100_percent_under_every_rule(dataset, inner, protocol):
     """Zero surprise on the possible videos (its prediction is their own encoding), positive on the
-    impossible ones from the emergence on, so every pair is correct under all three rules."""
-    parts = []
-    for v in intphys.read_dataset(dataset):
-        oracle = oracle_of.consistent_oracle(inner, v.path)
-        windows = intphys.score_video(oracle, oracle.observed, contexts=(2, 10))
-        parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible))
-    videos = intphys.video_surprises(pd.concat(parts, ignore_index=True))
+    impossible ones from the emergence on, so every pair is correct under all three rules of both
+    protocols; the reference pairs each impossible video with the possible one that starts as it does."""
+    parts, videos = [], intphys.read_dataset(dataset)
+    for scene in sorted({v.scene for v in videos}):
+        members = [v for v in videos if v.scene == scene]
+        matches = scoring.opening_matches([intphys.read_frames(v.path, 64) for v in members])
+        by_match = {m: {oracle_of.consistent_video(v.path) for v, n in zip(members, matches) if n == m} for m in (1, 2)}
+        assert all(len(worlds) == 1 for worlds in by_match.values())  # present with vanish, absent with appear
+        for v, match in zip(members, matches):
+            oracle = oracle_of.consistent_oracle(inner, v.path)
+            windows = intphys.score_video(oracle, oracle.observed, (2, 10), protocol)
+            parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible,
+                                        match=match))
+    videos = scoring.video_surprises(pd.concat(parts, ignore_index=True))
     assert videos.loc[videos["is_possible"], "surprise"].max() < 1e-6
     assert videos.loc[~videos["is_possible"], "surprise"].min() > 1e-3
-    assert intphys.context_accuracies(videos) == {"2": 100.0, "10": 100.0, "min": 100.0}
-    assert intphys.rule_table(videos, "oracle", resamples=100)["accuracy"].tolist() == [100.0] * 3
+    assert scoring.context_accuracies(videos, protocol) == {"2": 100.0, "10": 100.0, "min": 100.0}
+    assert scoring.rule_table(videos, "oracle", protocol, resamples=100)["accuracy"].tolist() == [100.0] * 3
 
 
 def test_the_oracle_refuses_a_window_of_another_video(dataset, inner):

@@ -205,6 +205,8 @@ def test_intphys_resolves_under_the_papers_config_on_a_gpu_and_refuses_without_a
     assert "--id MCG-NJU/videomae-base-ssv2 --revision refs/pr/1" in dry
     assert all("--init resources/models/vjepa2-vith-fpc64-256" in job for job in trainings)
     assert all(f"--dataset {dev}" in job for job in jobs)
+    assert all("--source-fps 15 --protocol reference " in job for job in jobs)  # the dev set's PNGs are 15 fps
+    assert "intphys_tables --videos" in dry and dry.count("--protocol reference") == len(jobs) + 1
     assert "--baseline vjepa2-vith-fpc64-256" in dry
     paper["permanence"]["intphys"]["dataset"] = None
     path.write_text(yaml.safe_dump(paper))

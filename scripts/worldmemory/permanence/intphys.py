@@ -1,38 +1,36 @@
-"""IntPhys-2019 under a masked latent predictor: surprise, pairwise accuracy and the scene bootstrap.
+"""IntPhys-2019 under a masked latent predictor: the surprise of every window of every video.
 
 *Tracking Is Not Permanence*, Section 3.5 (the fixed-context variant of Garrido et al. 2025: "7.5
 fps, two context frames, a 14-frame horizon, the prediction error averaged over windows as
-surprise (for predictors trained with the scale of (i), its negative log-likelihood), and pairwise
-accuracy over the 360 possible/impossible pairs of the dev set"), Appendix I "Protocol" and Table 10
-(three aggregation rules) and Appendix I "Resampling the 90 scenes" (the scene-level bootstrap).
+surprise (for predictors trained with the scale of (i), its negative log-likelihood)"), under one of
+the two protocols of permanence.intphys_scoring (``reference``, Garrido et al.'s evaluation code, or
+``paper-text``), which also holds the pairs, rules and intervals that turn these surprises into
+Tables 1 and 10.
 
 Choices where the paper is silent, fixed here:
 
 * Frames: a video's PNGs (sorted by name) are taken at ``i * source_fps / 7.5`` (rounded) for
-  i = 0, 1, ..., i.e. subsampled to 7.5 fps, and squash-resized to the model's crop size (PIL's box
-  filter, an area average like the backend's own resize). The dev set's frame rate is not in its
-  files: the caller gives it (``source_fps``); the default is the rate of the workflow's fixture
-  (permanence.intphys_fixture), 7.5 fps, which needs no subsampling.
-* Windows: C context frames then the 14-frame horizon, encoded as one clip of C + 14 frames. The
-  first C / tubelet slots are visible, the horizon's slots are the target (C = 2: one visible
-  slot). A window starts at every tubelet-aligned frame (stride = the tubelet size, 2 frames) where
-  it fits in the video.
+  i = 0, 1, ..., i.e. subsampled to 7.5 fps (the reference protocol drops the last of them), and
+  squash-resized to the model's crop size (PIL's box filter, an area average like the backend's own
+  resize). The dev set's frame rate is not in its files: it is 15 fps (100 frames a video; the
+  dataset's 15k training videos are "approx. 25 hours", 28 h at 15 fps, 56 h at 7.5), which is why
+  the reference takes every second frame; the caller gives it (``--source-fps``). The workflow's
+  fixture (permanence.intphys_fixture) records its own rate, 7.5 fps, in each status.json.
+* Windows: C context frames then the protocol's horizon (14 frames, or 16 - C in the reference),
+  encoded as one clip. The first C / tubelet slots are visible, the horizon's slots are the target
+  (C = 2: one visible slot). A window starts at every tubelet-aligned frame (stride = the tubelet
+  size, 2 frames, the reference's stride too) where it fits in the video.
 * Target: the encoder's tokens of the whole window, layer-normed over features as V-JEPA's
-  training target is (permanence.train): surprise is the prediction error of training (the belief
-  probe instead compares worlds with ``backend.encode(x)`` as it comes out). A calibration
-  predictor predicts encoder tokens, so its predictions are layer-normed the same way (the
-  persistence oracle's surprise is then exactly 0).
+  training target is (permanence.train; the reference's normalize_targets): surprise is the
+  prediction error of training (the belief probe instead compares worlds with
+  ``backend.encode(x)`` as it comes out). A calibration predictor predicts encoder tokens, so its
+  predictions are layer-normed the same way (the persistence oracle's surprise is then exactly 0).
 * Surprise of a window: the mean absolute error over every element of the horizon's tokens (the
   L1 loss V-JEPA 2 trains with), or, given a Laplace scale b, the mean of |e| / b + log(2b). With a
   scale the same forward pass also gives the plain L1 error as ``surprise_l1`` (Table 1's "L_1
-  readout" column, scored by ``l1_readout``); without one ``surprise`` already is the L1 readout.
-* Rules (Table 10): ``fixed``, the mean over windows at C = 2; ``best``, the C in 2..10 with the
-  highest accuracy (ties to the smallest C); ``min``, per start frame the minimum over C of the
-  window surprise, then the mean over start frames, counting only start frames where every C's
-  window fits (the longest context's starts).
-* Pairs: in each scene every possible video against every impossible one (2 x 2 = 4 pairs); a pair
-  is correct when the impossible video's surprise is the larger, and an exact tie counts 0.5 (a
-  predictor that cannot tell the videos apart scores 50%, not 0 or 100%).
+  readout" column); without one ``surprise`` already is the L1 readout.
+* Pairs: each video's reference pair (column ``match``, intphys_scoring.opening_matches) is found
+  on the frames as read, under both protocols; only the reference scores by it.
 """
 
 from __future__ import annotations
@@ -51,25 +49,29 @@ import torch.nn.functional as F
 from PIL import Image
 
 from worldmemory.common.provenance import write_job_info
-from worldmemory.common.seeds import stable_rng
 from worldmemory.models.device import torch_device
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
 from worldmemory.models.vjepa2 import deterministic
 from worldmemory.permanence.calibration import CalibrationPredictor, probe_backend, probe_identity
+from worldmemory.permanence.intphys_scoring import (
+    CONTEXTS,
+    FIXED_CONTEXT,
+    FPS,
+    HORIZON,
+    PROTOCOLS,
+    SURPRISE_L1,
+    VIDEO_COLUMNS,
+    Protocol,
+    context_accuracies,
+    l1_readout,
+    opening_matches,
+    protocol_named,
+    rule_table,
+    value_columns,
+    video_surprises,
+)
 from worldmemory.permanence.objectives import SCALE_HEAD_WEIGHTS, LaplaceScaleHead
 
-FPS = 7.5  # the protocol's frame rate (Section 3.5)
-HORIZON = 14  # frames predicted per window (Section 3.5)
-FIXED_CONTEXT = 2  # the main text's setting (Appendix I, "Protocol")
-CONTEXTS = (2, 4, 6, 8, 10)  # "context lengths 2-10" (Table 10)
-MIN_READOUT = "min"
-RULES = ("fixed", "best", "min")
-RESAMPLES = 10_000  # Appendix I: "10,000 resamples"
-LEVEL = 0.95
-BOOTSTRAP_NAMESPACE = "worldmemory.permanence.intphys.bootstrap.v1"
-VIDEO_COLUMNS = ["block", "scene", "video", "is_possible"]
-SURPRISE_L1 = "surprise_l1"  # the L1 readout beside a scale head's negative log-likelihood (Table 1)
-READOUTS = ("surprise", SURPRISE_L1)  # the value columns of the window and per-video tables, when present
 Scale = Callable[[torch.Tensor], torch.Tensor]  # predicted tokens (B, n, D) -> Laplace scale b, broadcastable
 
 
@@ -129,25 +131,35 @@ def read_dataset(root) -> list[Video]:
     return videos
 
 
-def frame_indices(n_frames: int, source_fps: float, fps: float = FPS) -> np.ndarray:
-    """Source frames nearest to the times i / fps: every source_fps / fps-th frame."""
+def recorded_fps(videos: list[Video]) -> float:
+    """The frame rate the first video's status.json records (fixture.fps, which the workflow's fixture
+    writes); the dev set records none, so its rate must be given (--source-fps)."""
+    path = videos[0].path / "status.json"
+    fps = json.loads(path.read_text()).get("fixture", {}).get("fps")
+    if not isinstance(fps, (int, float)) or isinstance(fps, bool) or fps <= 0:
+        raise ValueError(f"{path} records no frame rate (fixture.fps), as the IntPhys dev set does not: pass "
+                         "--source-fps (permanence.intphys.source_fps, 15 for the dev set)")
+    return float(fps)
+
+
+def frame_indices(n_frames: int, source_fps: float, fps: float = FPS, drop_last: bool = False) -> np.ndarray:
+    """Source frames nearest to the times i / fps: every source_fps / fps-th frame, less the last one
+    with ``drop_last`` (the reference protocol's 49 of a 100-frame video's 50)."""
     if source_fps < fps:
         raise ValueError(f"source_fps {source_fps} is below the protocol's {fps} fps: frames cannot be added")
     step = source_fps / fps
-    return np.floor(np.arange(int((n_frames - 1) / step + 1e-9) + 1) * step + 0.5).astype(int)
+    indices = np.floor(np.arange(int((n_frames - 1) / step + 1e-9) + 1) * step + 0.5).astype(int)
+    return indices[:-1] if drop_last else indices
 
 
-def read_frames(video_dir: Path, size: int, source_fps: float = FPS) -> np.ndarray:
-    """uint8 (T, size, size, 3): scene/*.png at 7.5 fps, squash-resized (box filter) to ``size``.
-
-    ``source_fps`` is the rate the PNGs were rendered at; IntPhys does not store it, so the user
-    gives the dev set's. The default is the workflow fixture's 7.5 fps (no subsampling).
-    """
+def read_frames(video_dir: Path, size: int, source_fps: float = FPS, drop_last: bool = False) -> np.ndarray:
+    """uint8 (T, size, size, 3): scene/*.png at 7.5 fps (frame_indices), squash-resized (box filter) to
+    ``size``. ``source_fps`` is the rate the PNGs were rendered at; the default is the fixture's."""
     pngs = sorted((Path(video_dir) / "scene").glob("*.png"))
     if not pngs:
         raise ValueError(f"{Path(video_dir) / 'scene'} holds no PNG frames")
     frames = []
-    for i in frame_indices(len(pngs), source_fps):
+    for i in frame_indices(len(pngs), source_fps, drop_last=drop_last):
         with Image.open(pngs[i]) as image:
             image = image.convert("RGB")
             if image.size != (size, size):
@@ -223,175 +235,34 @@ def window_surprises(backend: MaskedLatentPredictor, clip: torch.Tensor, context
     return starts, {k: torch.cat([o[k] for o in out]).cpu().double().numpy() for k in out[0]}
 
 
-def score_video(backend: MaskedLatentPredictor, clip: torch.Tensor, contexts=CONTEXTS, horizon: int = HORIZON,
+def score_video(backend: MaskedLatentPredictor, clip: torch.Tensor, contexts, protocol: Protocol,
                 scale: Scale | None = None, batch_size: int = 16) -> pd.DataFrame:
-    """Window surprises of one clip at every context length: columns context, start, surprise (and
-    surprise_l1 with a scale)."""
+    """Window surprises of one clip at every context length, windows as the protocol cuts them:
+    columns context, start, surprise (and surprise_l1 with a scale)."""
     parts = []
     for c in contexts:
-        starts, values = window_surprises(backend, clip, c, horizon, scale, batch_size)
+        starts, values = window_surprises(backend, clip, c, protocol.horizon(c), scale, batch_size)
         parts.append(pd.DataFrame({"context": c, "start": starts, **values}))
     return pd.concat(parts, ignore_index=True)
 
 
-def score_dataset(backend: MaskedLatentPredictor, videos: list[Video], contexts=CONTEXTS,
-                  source_fps: float = FPS, horizon: int = HORIZON, scale: Scale | None = None,
-                  batch_size: int = 16, log=print) -> pd.DataFrame:
-    """Window surprises of every video: VIDEO_COLUMNS + context, start, surprise (and surprise_l1 with
-    a scale). Logs per scene."""
+def score_dataset(backend: MaskedLatentPredictor, videos: list[Video], contexts, source_fps: float,
+                  protocol: Protocol, scale: Scale | None = None, batch_size: int = 16, log=print) -> pd.DataFrame:
+    """Window surprises of every video: VIDEO_COLUMNS (``match``: the reference's pair, from the
+    frames as read) + context, start, surprise (and surprise_l1 with a scale). Logs per scene."""
     scenes: dict[tuple[str, str], list[Video]] = {}
     for v in videos:
         scenes.setdefault((v.block, v.scene), []).append(v)
     parts, begin = [], time.time()
     for n, ((block, scene), members) in enumerate(scenes.items(), start=1):
-        for v in members:
-            clip = backend.preprocess(read_frames(v.path, backend.crop_size, source_fps)[None])
-            windows = score_video(backend, clip, contexts, horizon, scale, batch_size)
-            parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible))
+        frames = [read_frames(v.path, backend.crop_size, source_fps, protocol.drop_last_frame) for v in members]
+        for v, clip, match in zip(members, frames, opening_matches(frames)):
+            windows = score_video(backend, backend.preprocess(clip[None]), contexts, protocol, scale, batch_size)
+            parts.append(windows.assign(block=v.block, scene=v.scene, video=v.video, is_possible=v.is_possible,
+                                        match=match))
         log(f"{block}/{scene}: {n}/{len(scenes)} scenes, {time.time() - begin:.1f}s")
     windows = pd.concat(parts, ignore_index=True)
     return windows[[*VIDEO_COLUMNS, "context", "start", *value_columns(windows)]]
-
-
-# -- aggregation rules ---------------------------------------------------------------------------------
-def _readout_order(label: str) -> tuple:
-    """Sort key of the per-video table's ``context`` values: "2", "4", ..., "10", then "min"."""
-    return (label == MIN_READOUT, int(label) if label != MIN_READOUT else 0)
-
-
-def value_columns(table: pd.DataFrame) -> list[str]:
-    """The surprise columns a window or per-video table carries: surprise, and surprise_l1 if there."""
-    return [c for c in READOUTS if c in table.columns]
-
-
-def video_surprises(windows: pd.DataFrame) -> pd.DataFrame:
-    """Per video and readout: the mean window surprise at each context length, and the min rule's
-    mean over start frames of the minimum over context lengths (start frames where every context
-    length's window fits), for each surprise column alike. Columns VIDEO_COLUMNS + context (str),
-    surprise (and surprise_l1 when the windows carry it)."""
-    values = value_columns(windows)
-    per_c = windows.groupby([*VIDEO_COLUMNS, "context"])[values].mean().reset_index()
-    per_c = per_c.sort_values(["context", "block", "scene", "video"], kind="stable")
-    wide = windows.set_index([*VIDEO_COLUMNS, "start", "context"])[values].unstack("context").dropna()
-    minimum = pd.concat({v: wide[v].min(axis=1) for v in values}, axis=1)
-    minimum = minimum.groupby(level=VIDEO_COLUMNS).mean().reset_index()
-    out = pd.concat([per_c.assign(context=per_c["context"].map(str)), minimum.assign(context=MIN_READOUT)],
-                    ignore_index=True)
-    return out[[*VIDEO_COLUMNS, "context", *values]]
-
-
-def l1_readout(videos: pd.DataFrame) -> pd.DataFrame | None:
-    """The per-video table scored by its L1 readout (surprise_l1 as surprise, for pairs and the rules),
-    or None when it has no surprise_l1 (its surprise already is the L1 readout)."""
-    if SURPRISE_L1 not in videos.columns:
-        return None
-    return videos.drop(columns="surprise").rename(columns={SURPRISE_L1: "surprise"})
-
-
-def pairs(videos: pd.DataFrame) -> pd.DataFrame:
-    """The possible/impossible pairs of one readout's per-video surprises: block, scene, possible,
-    impossible, correct (1 if the impossible video is the more surprising, 0.5 on a tie, else 0)."""
-    rows = []
-    for (block, scene), group in videos.groupby(["block", "scene"], sort=True):
-        possible, impossible = group[group["is_possible"]], group[~group["is_possible"]]
-        if len(possible) != 2 or len(impossible) != 2:
-            raise ValueError(f"scene {block}/{scene}: expected 2 possible and 2 impossible videos in one readout, "
-                             f"found {len(possible)} and {len(impossible)}; filter the table to one context first")
-        for p in possible.itertuples():
-            for i in impossible.itertuples():
-                correct = 1.0 if i.surprise > p.surprise else 0.5 if i.surprise == p.surprise else 0.0
-                rows.append({"block": block, "scene": scene, "possible": p.video, "impossible": i.video,
-                             "correct": correct})
-    return pd.DataFrame(rows)
-
-
-def accuracy(pair_table: pd.DataFrame) -> float:
-    """Pairwise accuracy in %."""
-    return 100.0 * float(pair_table["correct"].mean())
-
-
-def readout(videos: pd.DataFrame, label: str) -> pd.DataFrame:
-    """The per-video rows of one readout; ValueError naming the readouts there are otherwise."""
-    rows = videos[videos["context"].astype(str) == label]
-    if rows.empty:
-        raise ValueError(f"no per-video surprises for context {label!r}; the table has "
-                         f"{sorted(videos['context'].astype(str).unique(), key=_readout_order)}")
-    return rows
-
-
-def context_accuracies(videos: pd.DataFrame) -> dict[str, float]:
-    """Accuracy (%) per readout: each context length and the min rule."""
-    labels = sorted(videos["context"].astype(str).unique(), key=_readout_order)
-    return {label: accuracy(pairs(readout(videos, label))) for label in labels}
-
-
-def rule_readout(videos: pd.DataFrame, rule: str) -> str:
-    """The readout a rule scores (Table 10): C = 2, the best context length (ties to the smallest), or min."""
-    if rule == "fixed":
-        return str(FIXED_CONTEXT)
-    if rule == "min":
-        return MIN_READOUT
-    if rule != "best":
-        raise ValueError(f"unknown rule {rule!r}; expected one of {RULES}")
-    by_context = {k: v for k, v in context_accuracies(videos).items() if k != MIN_READOUT}
-    return max(by_context, key=lambda k: (by_context[k], -int(k)))
-
-
-def scene_accuracy(pair_table: pd.DataFrame) -> pd.Series:
-    """Fraction of correct pairs per scene, indexed by (block, scene): the bootstrap's unit."""
-    return pair_table.groupby(["block", "scene"])["correct"].mean()
-
-
-def rule_table(videos: pd.DataFrame, key: str, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """One row per rule: the readout it scores, accuracy (%), per-block accuracy and the 95% scene
-    bootstrap interval of the accuracy (seeded by ``key``, e.g. the model name)."""
-    rows = []
-    for rule in RULES:
-        label = rule_readout(videos, rule)
-        table = pairs(readout(videos, label))
-        interval = bootstrap([scene_accuracy(table)], key=f"{key}/{rule}", resamples=resamples)
-        by_block = {f"accuracy_{b}": accuracy(t) for b, t in table.groupby("block")}
-        rows.append({"rule": rule, "context": label, "accuracy": accuracy(table), "pairs": len(table),
-                     "low": interval["low"], "high": interval["high"], **by_block})
-    return pd.DataFrame(rows)
-
-
-# -- scene-level bootstrap --------------------------------------------------------------------------------
-def _seed_mean(seeds: list[pd.Series], name: str) -> pd.Series:
-    """Per-scene accuracy averaged over a checkpoint's seeds ("seed-averaged per scene")."""
-    if not seeds:
-        raise ValueError(f"checkpoint {name} has no seed's per-scene accuracies")
-    first = seeds[0].index
-    for i, s in enumerate(seeds[1:], start=1):
-        if set(s.index) != set(first):
-            raise ValueError(f"seed {i} of checkpoint {name} covers other scenes than seed 0: "
-                             f"{sorted(set(s.index) ^ set(first))[:4]}; score every seed on the same dev set")
-    return pd.concat([s.reindex(first) for s in seeds], axis=1).mean(axis=1)
-
-
-def bootstrap(a: list[pd.Series], b: list[pd.Series] | None = None, key: str = "", resamples: int = RESAMPLES,
-              level: float = LEVEL) -> dict:
-    """Scene bootstrap (Appendix I): resample scenes with replacement, each with its pairs, and take
-    the percentile interval of the accuracy (%) of checkpoint ``a`` or of the difference a - b.
-
-    ``a`` and ``b`` are lists of per-scene accuracies (scene_accuracy), one per training seed,
-    averaged over seeds per scene first. The draws come from stable_rng(``key``): the same key gives
-    the same interval in every process.
-    """
-    values = _seed_mean(a, "a")
-    if b is not None:
-        other = _seed_mean(b, "b")
-        differ = sorted(set(other.index) ^ set(values.index))
-        if differ:
-            raise ValueError(f"checkpoints a and b cover different scenes: {differ[:4]}; compare them on the same "
-                             "dev set")
-        values = values - other.reindex(values.index)
-    points = 100.0 * values.to_numpy(dtype=float)
-    rng = stable_rng(key, BOOTSTRAP_NAMESPACE)
-    means = points[rng.integers(0, len(points), size=(resamples, len(points)))].mean(axis=1)
-    low, high = np.percentile(means, [50 * (1 - level), 50 * (1 + level)])
-    return {"estimate": float(points.mean()), "low": float(low), "high": float(high), "scenes": len(points),
-            "resamples": resamples}
 
 
 # -- CLI ----------------------------------------------------------------------------------------------------
@@ -414,8 +285,12 @@ def main(argv=None):
                     help="model spec (JSON) from the config; a calibration spec carries its encoder's as encoder_spec")
     ap.add_argument("--weights", default=None,
                     help="directory of a saved VJEPA2Model (trained or prefetched; a calibration model's encoder's)")
-    ap.add_argument("--source-fps", type=float, default=FPS,
-                    help=f"frame rate of the dataset's PNGs (not stored in IntPhys; default {FPS}, the fixture's)")
+    ap.add_argument("--source-fps", type=float, default=None,
+                    help="frame rate of the dataset's PNGs: 15 for the dev set, which does not record it (default: "
+                         "the rate the videos' status.json records, as the workflow's fixture does)")
+    ap.add_argument("--protocol", default="reference", choices=sorted(PROTOCOLS),
+                    help="frames and windows of Garrido et al.'s evaluation code, or of the seed's text "
+                         "(permanence.intphys_scoring)")
     ap.add_argument("--contexts", type=int, nargs="+", default=list(CONTEXTS), help="context lengths (frames)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
@@ -428,24 +303,26 @@ def main(argv=None):
     torch_device(args.device)  # a missing GPU fails here, before any work
     torch.set_num_threads(args.threads)
     deterministic(args.device)
-    spec = json.loads(args.spec)
+    spec, chosen = json.loads(args.spec), protocol_named(args.protocol)
     backend = probe_backend(spec, args.weights, args.device)
     scale = scale_head(args.weights, backend)
     videos = read_dataset(args.dataset)
-    windows = score_dataset(backend, videos, args.contexts, args.source_fps, scale=scale, batch_size=args.batch_size,
+    source_fps = args.source_fps or recorded_fps(videos)
+    windows = score_dataset(backend, videos, args.contexts, source_fps, chosen, scale=scale, batch_size=args.batch_size,
                             log=lambda msg: print(f"[intphys {args.model_name}] {msg}", flush=True))
     per_video = video_surprises(windows)
     l1 = l1_readout(per_video)  # a scale head's run: its L1 readout's rules as well (Table 1)
-    l1_rules = {} if l1 is None else {"rules_l1": rule_table(l1, args.model_name).to_dict(orient="records")}
+    l1_rules = {} if l1 is None else {"rules_l1": rule_table(l1, args.model_name, chosen).to_dict(orient="records")}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     per_video.to_csv(args.out, index=False, float_format="%.8g")
     identity = probe_identity(backend, spec)
     write_job_info(args.out_summary, model=args.model_name, identity=identity, device=args.device,
-                   source_fps=args.source_fps, fps=FPS, horizon=HORIZON, contexts=args.contexts,
+                   protocol=chosen.name, source_fps=source_fps, fps=FPS,
+                   window=chosen.window or f"C + {HORIZON}", contexts=args.contexts,
                    stride=backend.tubelet_size, videos=len(videos),
                    readout="laplace_nll" if scale is not None else "l1",
-                   rules=rule_table(per_video, args.model_name).to_dict(orient="records"),
-                   by_context=context_accuracies(per_video),
+                   rules=rule_table(per_video, args.model_name, chosen).to_dict(orient="records"),
+                   by_context=context_accuracies(per_video, chosen),
                    **l1_rules)
     print(f"[intphys {args.model_name}] {len(videos)} videos -> {args.out}, {args.out_summary}", flush=True)
 

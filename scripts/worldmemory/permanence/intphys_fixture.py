@@ -17,7 +17,8 @@ up to the ball's emergence (frame 18) and differs from it after.
 Layout: out/O1/<scene 01..>/<video 1..4>/scene/scene_001.png ... and status.json, whose
 header.is_possible is the evaluator's label; its ``fixture`` entry (world, ball before and after)
 is this module's. Frames are rendered at render.SIZE px and box-filtered to ``size``; N_FRAMES
-frames at 7.5 fps, the protocol's rate, so the evaluator reads every frame (source_fps 7.5). Which
+frames at 7.5 fps, the protocol's rate, recorded as ``fixture.fps`` (the evaluator's source rate when
+none is given, intphys.recorded_fps), so the evaluator reads every frame. Which
 video number holds which world is drawn per scene (the evaluator must read status.json). Every draw
 is seeded by the scene's id (common.seeds.stable_rng), so the fixture is the same in every process.
 The scene ids are render's (r16_k2_s<i>): their backgrounds and distractors are those of the probe
