@@ -226,7 +226,7 @@ def score_files(study, runs, names):
 def agreement_inputs(study, runs, replays, score_names, units):
     """Inputs of a perception-agreement table over ``replays`` (replay runs of ``runs``): the
     scores ``score_names`` of each replay and of the model it replays, each replay's perception
-    of every unit, both rollout manifests (the replayed model's truth, the replay's frames), the
+    of every unit, both rollout manifests (the replayed model's truth, the replay's runs), the
     config stamp."""
     replayed = {r: runs[r]["replays"] for r in replays}
     return {

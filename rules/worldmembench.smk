@@ -444,7 +444,7 @@ rule worldmembench_agreement:
     benchmark:
         benchmark_tsv("worldmembench/agreement")
     conda:
-        "../envs/torch.yaml"  # decord: the replays' frames (the _shown camera rows)
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,

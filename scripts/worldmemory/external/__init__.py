@@ -8,17 +8,21 @@ studies, which import it and never each other: where a template may put its plac
 (command.py).
 """
 
-from worldmemory.external.command import (
-    KILL_GRACE_S,
-    KINDS,
-    OUTPUT_TAIL,
-    VIDEO_NAME,
-    TimeLimit,
-    check_video,
-    run_model,
-    run_params,
-)
+import importlib
+
 from worldmemory.external.template import check_template, quoting_problem, render
 
-__all__ = ["KILL_GRACE_S", "KINDS", "OUTPUT_TAIL", "VIDEO_NAME", "TimeLimit", "check_template",
+# the command runner's names, imported when first used (__getattr__): it reads videos (decord),
+# which the jobs that need only replay names or templates (the agreement tables, config checks,
+# in the core environment) do not have
+_COMMAND = {"KILL_GRACE_S", "KINDS", "OUTPUT_TAIL", "VIDEO_NAME", "TimeLimit", "check_video", "run_model",
+            "run_params"}
+
+__all__ = ["KILL_GRACE_S", "KINDS", "OUTPUT_TAIL", "VIDEO_NAME", "TimeLimit", "check_template",  # noqa: F822
            "check_video", "quoting_problem", "render", "run_model", "run_params"]
+
+
+def __getattr__(name):
+    if name in _COMMAND:
+        return getattr(importlib.import_module("worldmemory.external.command"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

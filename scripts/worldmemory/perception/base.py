@@ -10,6 +10,13 @@ import numpy as np
 BLANK_STD = 0.01  # a frame whose intensities (in [0, 1]) vary less shows nothing: black, uniform
 
 
+def shown_frames(frames) -> np.ndarray:
+    """(T,) bool: the frames (T, H, W, 3) uint8 that show anything, their grey (channel mean)
+    varying by at least BLANK_STD."""
+    grey = np.asarray(frames, dtype=np.float32).mean(axis=3) / 255.0
+    return grey.std(axis=(1, 2)) >= BLANK_STD
+
+
 class Unavailable(Exception):
     """A capability without a backend; str(exception) is the reason recorded beside a NaN."""
 

@@ -28,9 +28,7 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.geometry import rotation_angle
-from worldmemory.common.video import read_video
 from worldmemory.external.replays import replay_recipe
-from worldmemory.perception.base import BLANK_STD
 from worldmemory.perception.store import Estimates, load_model_estimates
 from worldmemory.report.agreement import (
     agreement_arguments,
@@ -80,32 +78,34 @@ def tracker_rows(model: str, rollouts: Path, estimates: Estimates | None, min_pi
     return iou_rows(model, ious)
 
 
-def camera_rows(model: str, rollouts: Path, estimates: Estimates | None, replayed: Path) -> list[dict]:
+def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list[dict]:
     """The camera estimator's per-frame orientation error against the drawn poses, in degrees, over
     the rollouts it estimated (perceive.py: not LR-Hold, nor the translation loops of a backend
-    whose translations are too coarse): over every frame, and over the frames of the replayed
-    video (``replayed``: the replay's rollouts) that show anything (a blank frame's orientation
-    cannot be recovered: perception.base.BLANK_STD)."""
+    whose translations are too coarse): over every frame, and over the frames that show anything
+    (``shown``, recorded by the perception job: a blank frame's orientation cannot be recovered,
+    perception.base.shown_frames)."""
     quantities = ("camera_rotation_error_deg_median", "camera_rotation_error_deg_max")
     if estimates is None:
         return [compared(model, q + part, 0.0, math.nan, "no camera estimator configured")
                 for part in ("", "_shown") for q in quantities]
     manifest = json.loads((rollouts / "manifest.json").read_text())
-    videos = {f"{e['case']}/{e['trajectory']}": replayed / e["video"]
-              for e in json.loads((replayed / "manifest.json").read_text())["rollouts"]}
     errors, shown = [], []
     estimated = estimates.videos()
     for entry in manifest["rollouts"]:
         key = f"{entry['case']}/{entry['trajectory']}"
         if key not in estimated:
             continue
-        poses = estimates.of(key)["poses"][:, :3, :3]
+        fields = estimates.of(key)
+        if "shown" not in fields:
+            raise ValueError(f"{model}'s camera estimates of {key} do not record which frames show anything "
+                             "(written before this field existed): delete its perception directory "
+                             "(results/worldmembench/perception/<replay>/) and run the target again")
+        poses = fields["poses"][:, :3, :3]
         with np.load(rollouts / entry["truth"]) as truth:
             drawn = truth["poses"][:, :3, :3]
         drawn, poses = drawn[0].T @ drawn, poses[0].T @ poses
         errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ poses)))
-        grey = read_video(videos[key]).astype(np.float32).mean(axis=3) / 255.0
-        shown += list(grey.std(axis=(1, 2)) >= BLANK_STD)
+        shown += list(fields["shown"])
     errors, shown = np.asarray(errors), np.asarray(shown, bool)
     rows = []
     for part, which in (("", np.ones_like(shown)), ("_shown", shown)):
@@ -127,8 +127,7 @@ def agreement(pairs: list[tuple[str, str]], scores_dir: Path, rollouts_dir: Path
         own = estimates_dir / replay
         rows += of_replay([*column_agreement(oracle, estimated.assign(model=model), model, tolerance),
                            *tracker_rows(model, rollouts_dir / model, load_model_estimates(own, "tracking")),
-                           *camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"),
-                                        rollouts_dir / replay)],
+                           *camera_rows(model, rollouts_dir / model, load_model_estimates(own, "camera"))],
                           replay_recipe(replay))
     return agreement_table(rows)
 

@@ -51,6 +51,7 @@ from worldmemory.common.progress import PERCEIVED, report
 from worldmemory.common.rollout_index import read_unit_manifest
 from worldmemory.common.video import read_video
 from worldmemory.perception import registry
+from worldmemory.perception.base import shown_frames
 from worldmemory.perception.judge import EVENT_CHECKLIST, event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
 from worldmemory.worldmembench.cases import load_case, load_cases
@@ -139,7 +140,7 @@ def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
     frames = read_video(root / entry["video"])
     K = np.asarray(json.loads((root / entry["trajectory_file"]).read_text())["intrinsics"], dtype=float)
     K = scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
-    return {"poses": estimator.estimate(frames, K), "K": K}
+    return {"poses": estimator.estimate(frames, K), "K": K, "shown": shown_frames(frames)}
 
 
 def _depth(estimator, root: Path, entry: dict, case: dict) -> dict | None:
