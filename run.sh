@@ -71,7 +71,7 @@ run_tests() {
         .venv-perception/bin/python -m pytest -m torchvision "$@" || perception=$?
         if [ "$perception" != 0 ] && [ "$perception" != 5 ]; then status=$perception; fi
     else
-        echo "[run.sh] the tests marked torchvision (MUSIQ, the SAM2/SAM3 and Qwen-VL processors) were" \
+        echo "[run.sh] the tests marked torchvision (MUSIQ through pyiqa) were" \
             "skipped: create their environment with ./run.sh perception-env (6 GB), then rerun" >&2
     fi
     return "$status"
