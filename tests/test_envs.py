@@ -1,8 +1,9 @@
 """The environments jobs run in.
 
 The conda environments: every package pinned, dependencies included, to the version the CI's
-virtual environment installs from requirements.lock (so a conda run and a plain run compute with
-the same libraries), a `conda:` directive on every rule, and each rule's environment holding every
+virtual environment installs from its lock (requirements.lock; for envs/perception.yaml
+requirements-perception.lock, .venv-perception/'s), so a conda run and a plain run compute with
+the same libraries, a `conda:` directive on every rule, and each rule's environment holding every
 third-party package its Python modules import.
 
 The package installs like a package: pyproject.toml declares what it imports, the virtual
@@ -32,6 +33,10 @@ PACKAGE = REPO / "scripts"
 DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg", "cv2": "opencv-python-headless",
                 "huggingface_hub": "huggingface-hub", "sklearn": "scikit-learn"}
 NOT_A_JOB = {"all"}  # rules that run nothing
+# the lock each env is pinned to, where it is not requirements.lock
+LOCKS = {"perception.yaml": "requirements-perception.lock"}
+# left out of requirements-perception.lock (its header says why): pyiqa requires it
+LEFT_OUT = {"facexlib"}
 
 
 def normal(name: str) -> str:
@@ -51,7 +56,7 @@ def dependency_closure(names) -> set[str]:
     seen, stack = set(), list(names)
     while stack:
         name = normal(stack.pop())
-        if name in seen:
+        if name in seen or name in LEFT_OUT:
             continue
         seen.add(name)
         for requirement in metadata.distribution(name).requires or []:
@@ -74,6 +79,31 @@ def env_pins(path: Path) -> tuple[dict[str, str], dict[str, str]]:
             name, _, version = dep.partition("=")
             conda[normal(name)] = version
     return conda, pip
+
+
+def lock_pins(path: Path) -> dict[str, str]:
+    """name -> version of a lock file (requirements.lock's format: one name==version a line)."""
+    lines = [line.strip() for line in path.read_text().splitlines()]
+    return {normal(name): version for name, _, version in
+            (line.partition("==") for line in lines if line and not line.startswith("#"))}
+
+
+def post_deploy_pins(path: Path) -> dict[str, str]:
+    """name -> version of what an env's post-deploy script installs with pip (``pip install --no-deps``)."""
+    script = path.with_name(path.stem + ".post-deploy.sh").read_text()
+    return {normal(name): version for name, version in re.findall(r"pip install --no-deps ([\w.-]+)==(\S+)", script)}
+
+
+def env_packages(path: Path) -> set[str]:
+    """Every distribution an env holds: its conda and pip pins and its post-deploy installs."""
+    conda, pip = env_pins(path)
+    return set(conda) | set(pip) | set(post_deploy_pins(path))
+
+
+def learned(path: Path):
+    """``path`` as a test parameter, marked ``torchvision`` where its packages are those of
+    .venv-perception/ (the metadata a closure reads is there, not in .venv/)."""
+    return pytest.param(path, id=path.name, marks=[pytest.mark.torchvision] if path.name in LOCKS else [])
 
 
 def rules() -> dict[str, str]:
@@ -115,17 +145,33 @@ def _is_module(name: str) -> bool:
 
 @pytest.mark.parametrize("path", ENVS, ids=lambda p: p.name)
 def test_every_package_is_pinned_to_the_version_ci_installs(path):
+    """Against .venv/ as installed (requirements.lock, and setuptools, which pip freeze leaves out),
+    or the env's own lock (LOCKS)."""
     conda, pip = env_pins(path)
+    if path.name in LOCKS:
+        where, expected = LOCKS[path.name], lock_pins(REPO / LOCKS[path.name]).get
+    else:
+        where, expected = "CI", installed
     assert conda.get("python") == "3.11" and conda.get("pip"), "python and pip are pinned"
-    for name, version in pip.items():
+    for name, version in (pip | post_deploy_pins(path)).items():
         assert version, f"{path.name}: {name} is not pinned"
-        assert version == installed(name), f"{path.name}: {name}=={version}, CI has {installed(name)}"
+        assert version == expected(name), f"{path.name}: {name}=={version}, {where} has {expected(name)}"
 
 
-@pytest.mark.parametrize("path", ENVS, ids=lambda p: p.name)
+def test_the_perception_lock_keeps_the_main_lock_versions():
+    """.venv-perception/ computes with the libraries of .venv/ plus torchvision and pyiqa's."""
+    main, perception = lock_pins(REPO / "requirements.lock"), lock_pins(REPO / "requirements-perception.lock")
+    differ = {name: (version, perception.get(name)) for name, version in main.items()
+              if perception.get(name) != version}
+    assert not differ, f"requirements-perception.lock differs from requirements.lock (main, perception): {differ}"
+    assert {"torchvision", "pyiqa"} <= set(perception) and not LEFT_OUT & set(perception)
+
+
+@pytest.mark.parametrize("path", [learned(path) for path in ENVS])
 def test_dependencies_are_pinned_too(path):
     """pip would otherwise pick the newest release of an unpinned dependency at env creation."""
     _, pip = env_pins(path)
+    pip |= post_deploy_pins(path)
     missing = sorted(dependency_closure(pip) - set(pip))
     assert not missing, f"{path.name}: dependencies without a pin: {missing}"
 
@@ -158,8 +204,7 @@ def test_each_rule_environment_holds_what_its_modules_import():
     only under --sdm conda; this catches it without conda."""
     for name, text in rules().items():
         env_file = re.search(r'"\.\./(envs/[\w.]+\.yaml)"', text).group(1)
-        conda, pip = env_pins(REPO / env_file)
-        have = set(conda) | set(pip)
+        have = env_packages(REPO / env_file)
         for module in re.findall(r"python -m (worldmemory[\w.]*)", text):
             needed = {normal(DISTRIBUTION.get(n, n)) for n in imports_of(module)}
             for backend in registry_backends(module):  # imported by name, which the scan cannot follow
@@ -204,7 +249,8 @@ def declared(*extras: str) -> set[str]:
 def test_pyproject_declares_every_package_the_code_imports():
     for module in MODULES:
         needed = {normal(DISTRIBUTION.get(n, n)) for n in imports_of(module)} - NOT_PACKAGES
-        have = declared("workflow") if module.startswith("worldmemory.workflow") else declared()
+        extra = next((e for e in ("workflow", "perception") if module.startswith(f"worldmemory.{e}")), None)
+        have = declared(extra) if extra else declared()
         assert needed <= have, f"{module} imports {sorted(needed - have)}, not in pyproject.toml"
 
 

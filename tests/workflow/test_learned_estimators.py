@@ -20,6 +20,7 @@ STILL = {"kind": "external", "runtime": 5,
 CLIP_ID, REVISION = "openai/clip-vit-large-patch14", "32bd64288804d66eefd0ccbe215aa642df71cc41"
 PREFETCHED = f"resources/models/perception/openai__clip-vit-large-patch14@{REVISION}"
 HEAD = "resources/laion/sa_0_4_vit_l_14_linear.pth"
+MUSIQ = "resources/musiq/musiq_spaq_ckpt-358bb6af.pth"  # config/paper.yaml's imaging_quality.weights
 FACE_MODELS = ("resources/faces/face_detection_yunet_2023mar.onnx", "resources/faces/w600k_r50.onnx")
 pytestmark = pytest.mark.workflow
 
@@ -42,7 +43,8 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     Snakemake and, per case, a perception job that runs the estimators reading that case's family
     (a GPU job where one of them is learned) from the fetched copy offline, the judges as CPU
     clients of a served VLM, and a feature ablation's weights fetched like an estimator's; a missing
-    head file stops the run before any job, naming the file; ArcFace reads its two ONNX files."""
+    head file stops the run before any job, naming the file; ArcFace reads its two ONNX files, MUSIQ
+    its weights file."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     config["worldmembench"]["models"]["example"] = STILL
     config["worldmembench"]["perception"]["faces"] = {  # paper.yaml's commented entry, files placed
@@ -53,7 +55,7 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     missing = snakemake(tmp_path, path, "-n", "results/table2.csv", check=False)
     named = f"worldmembench.perception.aesthetic_quality.head = {HEAD!r}: no such file"  # the key, the file
     assert missing.returncode != 0 and named in missing.stdout + missing.stderr
-    for stand_in in (HEAD, *FACE_MODELS):
+    for stand_in in (HEAD, MUSIQ, *FACE_MODELS):
         (tmp_path / stand_in).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / stand_in).write_bytes(b"stand-in")
     dry = snakemake(tmp_path, path, "-n", "-p").stdout  # every default target of the three studies
@@ -68,7 +70,7 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     assert len(perceive) == 260 * 5  # the example and the four replays, each case once
     human = perceive["model=example, case=human_single_person_000"]
     # tracking, camera, faces, imaging and aesthetic quality read a human case, one after another
-    assert "gpu=1" in human and "mem_mb=16000" in human and f"runtime={15 + 15 + 20 + 15 + 10}" in human
+    assert "gpu=1" in human and "mem_mb=16000" in human and f"runtime={15 + 15 + 20 + 10 + 10}" in human
     assert "export HF_HUB_OFFLINE=1" in human and "gpu_slot 1 python -m " in human
     estimators = estimators_of(human)
     assert {c for c, e in estimators.items() if not e.get("skip")} == {
@@ -76,6 +78,7 @@ def test_the_papers_config_lists_each_learned_estimator_job_with_its_resources(t
     aesthetic = estimators["aesthetic_quality"]
     assert aesthetic["backend"] == "laion-aesthetic"
     assert aesthetic["options"]["model"] == PREFETCHED and aesthetic["options"]["head"] == HEAD
+    assert estimators["imaging_quality"] == {"backend": "musiq-spaq", "options": {"weights": MUSIQ, "device": "cuda"}}
     assert estimators["tracking"]["backend"] == "optical-flow"  # the no-weights estimators ride along
     faces = estimators["faces"]  # ArcFace on the CPU, from the two files
     assert faces["options"]["detector"] == FACE_MODELS[0] and faces["options"]["recognizer"] == FACE_MODELS[1]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 PREFETCH_ROOT = "resources/models/perception"
 # options naming a file a backend reads: inputs of its jobs, checked before any runs
-FILE_OPTIONS = ("head", "detector", "recognizer")
+FILE_OPTIONS = ("head", "detector", "recognizer", "weights")
 RESOURCES = {"gpu": 0, "mem_mb": 4000, "runtime": 15}  # an estimator's defaults (runtime: minutes per case)
 _KEEP = re.compile(r"[^A-Za-z0-9.-]")  # what weights_slug escapes
 

@@ -22,9 +22,8 @@ with at most ``max_new_tokens`` = 4096 new tokens as in Appendix D.1. Backends:
 
   * ``transformers-vlm`` (:class:`TransformersJudge`): a Qwen2.5-VL / Qwen3-VL checkpoint (any
     ``AutoModelForImageTextToText`` whose processor has a chat template) from a local directory;
-    Qwen's processors need torchvision, which envs/perception.yaml lacks (its PyPI wheels do not
-    pair with the CPU torch the workflow pins): run it where torchvision is installed, or serve the
-    model and use ``openai-compatible``;
+    Qwen's processors need torchvision, which envs/perception.yaml and .venv-perception/ hold
+    (requirements-perception.lock), not .venv/ (its CPU torch has no matching torchvision wheel);
   * ``openai-compatible`` (:class:`OpenAICompatibleJudge`): any server with the OpenAI chat
     completions API (vLLM, SGLang, a hosted endpoint), images sent inline as PNG data URLs;
   * ``structure-match`` (perception.structure_judge): no VLM, the same-entity question only.

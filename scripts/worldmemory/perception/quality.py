@@ -1,8 +1,9 @@
 """No-reference imaging quality without weights: Zhu & Milanfar's metric Q, and BRISQUE.
 
-WorldMemBench's Imaging Quality (Section 4.2) is MUSIQ-SPAQ, which needs downloaded weights. Two
-weight-free stand-ins; neither is on MUSIQ's scale, so a column computed with either is not
-comparable with the paper's (the backend's name is in each score job's sidecar).
+WorldMemBench's Imaging Quality (Section 4.2) is MUSIQ-SPAQ (backend ``musiq-spaq``,
+perception.musiq), which needs its weights file and torchvision. Two weight-free stand-ins; neither
+is on MUSIQ's scale, so a column computed with either is not comparable with the paper's (the
+backend's name is in each score job's sidecar).
 
 ``metric-q`` (ContentQ): Zhu & Milanfar, "Automatic parameter selection for denoising algorithms
 using a no-reference measure of image content", IEEE TIP 19(12), 2010. The grey frame (Rec. 601,

@@ -130,7 +130,7 @@ def _estimators(study_name: str, study: dict):
 
 
 def check_estimator_files(key: str, estimator) -> None:
-    """The files ``estimator``'s options name (head, detector, recognizer: inputs of the perception
+    """The files ``estimator``'s options name (head, detector, recognizer, weights: inputs of the perception
     jobs that run it) exist; else ValueError naming ``key``, the file, what was expected and the
     fix. Checked when such a job is planned, not at validation: config/paper.yaml names a LAION
     head that the user places only to score an external model with it."""
