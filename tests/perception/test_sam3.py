@@ -11,13 +11,16 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
+from tokenizers import Tokenizer, models
 from transformers import (
+    PreTrainedTokenizerFast,
     Sam2VideoVideoProcessor,
     Sam3ImageProcessor,
     Sam3TrackerVideoConfig,
     Sam3TrackerVideoModel,
     Sam3TrackerVideoProcessor,
     Sam3VideoConfig,
+    Sam3VideoProcessor,
 )
 from worldmemory.perception import registry
 from worldmemory.perception.sam3 import Sam3Tracker
@@ -134,13 +137,21 @@ def test_the_saved_processor_sets_the_normalisation(tmp_path, model):
 
 def test_it_loads_the_tracker_out_of_a_full_sam3_video_checkpoint(tmp_path, model):
     """facebook/sam3 is a ``Sam3VideoModel`` checkpoint (detector and tracker): the tracker is built
-    from its tracker_config and takes the tracker_model.* weights; the detector's are left out."""
+    from its tracker_config and takes the tracker_model.* weights, the detector's left out; its
+    processor, a ``Sam3VideoProcessor`` (a text tokenizer too), is read as the tracker's."""
     Sam3VideoConfig(tracker_config=tiny_config().to_dict()).save_pretrained(tmp_path)
-    tiny_processor().save_pretrained(tmp_path)
+    text = Tokenizer(models.WordLevel({"<|endoftext|>": 0, "cat": 1}, unk_token="<|endoftext|>"))
+    tracker_processor = tiny_processor()
+    Sam3VideoProcessor(image_processor=tracker_processor.image_processor,
+                       video_processor=tracker_processor.video_processor,
+                       tokenizer=PreTrainedTokenizerFast(tokenizer_object=text, pad_token="<|endoftext|>"),
+                       ).save_pretrained(tmp_path)
     weights = {f"tracker_model.{k}": v.contiguous() for k, v in model.state_dict().items()}
     save_file({**weights, "detector_model.anything": torch.zeros(1)}, tmp_path / "model.safetensors",
               metadata={"format": "pt"})
-    loaded = Sam3Tracker(str(tmp_path)).model
+    tracker = Sam3Tracker(str(tmp_path))
+    loaded = tracker.model
+    assert tuple(tracker.processor.video_processor.image_mean) == (0.5, 0.5, 0.5)
     assert loaded.config.model_type == "sam3_tracker_video" and loaded.config.image_size == SIZE
     expected = model.state_dict()
     assert all(torch.equal(value, expected[key]) for key, value in loaded.state_dict().items())
