@@ -71,8 +71,9 @@ run_tests() {
         .venv-perception/bin/python -m pytest -m torchvision "$@" || perception=$?
         if [ "$perception" != 0 ] && [ "$perception" != 5 ]; then status=$perception; fi
     else
-        echo "[run.sh] the tests marked torchvision (MUSIQ through pyiqa) were" \
-            "skipped: create their environment with ./run.sh perception-env (6 GB), then rerun" >&2
+        echo "[run.sh] the tests marked torchvision (MUSIQ through pyiqa; SAM2, SAM3 and the Qwen-VL" \
+            "judge through their processors) were skipped: create their environment with" \
+            "./run.sh perception-env (6 GB), then rerun" >&2
     fi
     return "$status"
 }

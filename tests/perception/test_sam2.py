@@ -1,17 +1,26 @@
-"""The SAM2 tracker on a tiny random checkpoint of the real class, saved and loaded as a released one is.
+"""The SAM2 tracker on a tiny random checkpoint of the real class, saved with its processor and
+loaded as a released one is (in .venv-perception/: the processor needs torchvision).
 
 Random weights cannot track, but two things hold whatever the weights: SAM2 takes a mask prompt as
 the truth of its frame (its output there is the prompt), and what reaches the model is fixed by
-the preprocessing (the frame resized to the model's square and ImageNet-normalised).
+the checkpoint's processor (the frame resized to its square and ImageNet-normalised).
 """
 
 import numpy as np
 import pytest
 import torch
-from transformers import Sam2VideoConfig, Sam2VideoModel
+from transformers import (
+    Sam2ImageProcessor,
+    Sam2VideoConfig,
+    Sam2VideoModel,
+    Sam2VideoProcessor,
+    Sam2VideoVideoProcessor,
+)
 from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 from worldmemory.perception import registry
 from worldmemory.perception.sam2 import Sam2Tracker
+
+pytestmark = pytest.mark.torchvision
 
 SIZE = 64  # the model's square input; the mask decoder's logits are SIZE / 4 a side
 H, W = 48, 80  # the videos' size: not square, not SIZE
@@ -40,11 +49,21 @@ def tiny_config() -> Sam2VideoConfig:
         memory_fuser_intermediate_dim=32, memory_fuser_num_layers=1)
 
 
+def tiny_processor() -> Sam2VideoProcessor:
+    """SAM2's processor at its class defaults (ImageNet's mean and std, bilinear resize) but for the
+    square it resizes to, the model's SIZE (1024 in the released checkpoints)."""
+    square = {"height": SIZE, "width": SIZE}
+    return Sam2VideoProcessor(image_processor=Sam2ImageProcessor(size=square, mask_size={"height": SIZE // 4,
+                                                                                       "width": SIZE // 4}),
+                              video_processor=Sam2VideoVideoProcessor(size=square))
+
+
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     path = tmp_path_factory.mktemp("sam2")
     torch.manual_seed(0)
     Sam2VideoModel(tiny_config()).save_pretrained(path)
+    tiny_processor().save_pretrained(path)
     return str(path)
 
 
@@ -86,8 +105,8 @@ def test_the_prompt_is_the_mask_of_its_frame_and_earlier_frames_are_empty(tracke
 
 
 def test_frames_reach_the_model_as_its_normalised_square(tracker):
-    """Each frame is resized to the config's image size and ImageNet-normalised, as the checkpoint's
-    processor does: a uniform frame of value v reaches the model as (v / 255 - mean) / std."""
+    """Each frame is resized to the processor's square and ImageNet-normalised by the checkpoint's
+    processor: a uniform frame of value v reaches the model as (v / 255 - mean) / std."""
     seen = []
     hook = tracker.model.vision_encoder.register_forward_pre_hook(lambda module, args: seen.append(args[0].clone()))
     try:
@@ -111,10 +130,14 @@ def test_every_frame_from_start_to_the_end_is_thresholded_in_place(checkpoint):
     assert not Sam2Tracker(checkpoint).track(x, np.zeros((H, W), dtype=bool)).any()
 
 
-def test_a_missing_model_or_bad_input_fails_clearly(tmp_path, tracker):
+def test_a_missing_model_or_processor_or_bad_input_fails_clearly(tmp_path, tracker):
     with pytest.raises(FileNotFoundError, match="prefetch_perception"):
         Sam2Tracker(str(tmp_path / "absent"))
     with pytest.raises(FileNotFoundError, match="config.json"):
+        Sam2Tracker(str(tmp_path))
+    tracker.model.save_pretrained(tmp_path)  # a model without its processor
+    with pytest.raises(FileNotFoundError, match=r"not its processor \(expected processor_config.json or "
+                                                r"preprocessor_config.json\).*prefetch_perception"):
         Sam2Tracker(str(tmp_path))
     with pytest.raises(ValueError, match="uint8"):
         tracker.track(frames().astype(np.float32), box(12, 36, 20, 60))

@@ -1,23 +1,31 @@
-"""The SAM3 tracker on a tiny random checkpoint of the real class, saved and loaded as a released one is.
+"""The SAM3 tracker on a tiny random checkpoint of the real class, saved with its processor and
+loaded as a released one is (in .venv-perception/: the processor needs torchvision).
 
 As for SAM2 (test_sam2.py, which also covers the thresholding and input checks the two share),
 random weights cannot track, but two things hold whatever the weights: a mask prompt is the output
-of its frame, and what reaches the model is fixed by the preprocessing (the frame resized to the
-model's square and normalised with SAM3's mean = std = 0.5, or with what the checkpoint's saved
-processor says).
+of its frame, and what reaches the model is fixed by the checkpoint's processor (the frame resized
+to its square and normalised with the mean and std it was saved with: SAM3's 0.5 here).
 """
-
-import json
-import shutil
 
 import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
-from transformers import Sam3TrackerVideoConfig, Sam3TrackerVideoModel, Sam3VideoConfig
+from tokenizers import Tokenizer, models
+from transformers import (
+    PreTrainedTokenizerFast,
+    Sam2VideoVideoProcessor,
+    Sam3ImageProcessor,
+    Sam3TrackerVideoConfig,
+    Sam3TrackerVideoModel,
+    Sam3TrackerVideoProcessor,
+    Sam3VideoConfig,
+    Sam3VideoProcessor,
+)
 from worldmemory.perception import registry
-from worldmemory.perception.sam2 import video_normalisation
 from worldmemory.perception.sam3 import Sam3Tracker
+
+pytestmark = pytest.mark.torchvision
 
 SIZE = 56  # the model's square input: 4 x 4 patches of 14 pixels; mask logits are 16 a side
 H, W = 48, 80  # the videos' size: not square, not SIZE
@@ -40,6 +48,15 @@ def tiny_config() -> Sam3TrackerVideoConfig:
         memory_attention_feed_forward_hidden_size=32, memory_fuser_intermediate_dim=32)
 
 
+def tiny_processor(mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5)) -> Sam3TrackerVideoProcessor:
+    """SAM3's tracker processor resizing to the model's SIZE (1008 in facebook/sam3), its video
+    processor (transformers has no SAM3 one: SAM2's class) saved with ``mean`` and ``std``."""
+    square = {"height": SIZE, "width": SIZE}
+    return Sam3TrackerVideoProcessor(
+        image_processor=Sam3ImageProcessor(size=square, mask_size={"height": 16, "width": 16}),
+        video_processor=Sam2VideoVideoProcessor(size=square, image_mean=list(mean), image_std=list(std)))
+
+
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(0)
@@ -50,6 +67,7 @@ def model():
 def checkpoint(tmp_path_factory, model):
     path = tmp_path_factory.mktemp("sam3")
     model.save_pretrained(path)
+    tiny_processor().save_pretrained(path)
     return path
 
 
@@ -86,40 +104,54 @@ def test_the_prompt_is_its_frames_mask_at_the_videos_size_and_earlier_frames_are
     assert overlap(tracker.track(x, right, start=2)[2], right) > 0.9
 
 
-def test_frames_reach_the_model_as_its_square_with_sam3_normalisation(tracker):
-    """Each frame is resized to the config's image size and normalised with mean = std = 0.5 (not
-    SAM2's ImageNet values): a uniform frame of value v reaches the vision encoder as (v/255 - 0.5) / 0.5."""
-    seen, uniform = [], np.full((3, H, W, 3), 200, dtype=np.uint8)
+def encoded(tracker, value=200):
+    """What the vision encoder gets of a uniform 3-frame video of ``value`` tracked from frame 1."""
+    seen, uniform = [], np.full((3, H, W, 3), value, dtype=np.uint8)
     with tracker.model.vision_encoder.register_forward_pre_hook(lambda _, args: seen.append(args[0].clone())):
         tracker.track(uniform, rect(slice(12, 36), slice(20, 60)), start=1)  # frames 1 and 2 are encoded
+    return seen
+
+
+def test_frames_reach_the_model_as_its_square_with_sam3_normalisation(tracker):
+    """Each frame is resized to the processor's square and normalised with the mean = std = 0.5 it
+    was saved with (not SAM2's ImageNet values): a uniform frame of value v reaches the vision
+    encoder as (v/255 - 0.5) / 0.5."""
+    seen = encoded(tracker)
     assert len(seen) == 2 and {tuple(pixels.shape) for pixels in seen} == {(1, 3, SIZE, SIZE)}
     torch.testing.assert_close(seen[0][0, :, 10, 10], torch.full((3,), (200 / 255 - 0.5) / 0.5))
 
 
-def test_a_saved_processor_sets_the_normalisation(tmp_path, checkpoint):
-    """Where the checkpoint has a saved processor, its video processor's mean and std are used, read
-    as transformers reads them: processor_config.json's nested entry first, then the legacy files."""
-    nested = {"processor_class": "Sam3TrackerVideoProcessor", "image_processor": {"image_mean": [0.9] * 3},
-              "video_processor": {"video_processor_type": "Sam2VideoVideoProcessor",
-                                  "image_mean": [0.25, 0.5, 0.75], "image_std": [0.5, 0.25, 0.125]}}
-    shutil.copytree(checkpoint, tmp_path / "model")
-    (tmp_path / "model" / "processor_config.json").write_text(json.dumps(nested))
-    (tmp_path / "model" / "video_preprocessor_config.json").write_text(json.dumps({"image_mean": [0.1] * 3}))
-    tracker = Sam3Tracker(str(tmp_path / "model"))
-    assert tracker.mean.flatten().tolist() == [0.25, 0.5, 0.75] and tracker.std.flatten().tolist() == [0.5, 0.25, 0.125]
-    (tmp_path / "model" / "processor_config.json").write_text(json.dumps({"processor_class": "X"}))
-    assert video_normalisation(tmp_path / "model", [0.5] * 3, [0.5] * 3) == ([0.1] * 3, [0.5] * 3)
-    assert video_normalisation(tmp_path, [0.5] * 3, [0.5] * 3) == ([0.5] * 3, [0.5] * 3)
+def test_the_saved_processor_sets_the_normalisation(tmp_path, model):
+    """The mean and std are the checkpoint's saved processor's, whatever they are, and so is every
+    other setting of it: one saved with do_normalize false hands the model v / 255."""
+    model.save_pretrained(tmp_path)
+    tiny_processor(mean=(0.25, 0.5, 0.75), std=(0.5, 0.25, 0.125)).save_pretrained(tmp_path)
+    pixel = encoded(Sam3Tracker(str(tmp_path)))[0][0, :, 10, 10]
+    expected = (200 / 255 - torch.tensor([0.25, 0.5, 0.75])) / torch.tensor([0.5, 0.25, 0.125])
+    torch.testing.assert_close(pixel, expected)
+    processor = tiny_processor()
+    processor.video_processor.do_normalize = False
+    processor.save_pretrained(tmp_path)
+    torch.testing.assert_close(encoded(Sam3Tracker(str(tmp_path)))[0][0, :, 10, 10], torch.full((3,), 200 / 255))
 
 
 def test_it_loads_the_tracker_out_of_a_full_sam3_video_checkpoint(tmp_path, model):
     """facebook/sam3 is a ``Sam3VideoModel`` checkpoint (detector and tracker): the tracker is built
-    from its tracker_config and takes the tracker_model.* weights; the detector's are left out."""
+    from its tracker_config and takes the tracker_model.* weights, the detector's left out; its
+    processor, a ``Sam3VideoProcessor`` (a text tokenizer too), is read as the tracker's."""
     Sam3VideoConfig(tracker_config=tiny_config().to_dict()).save_pretrained(tmp_path)
+    text = Tokenizer(models.WordLevel({"<|endoftext|>": 0, "cat": 1}, unk_token="<|endoftext|>"))
+    tracker_processor = tiny_processor()
+    Sam3VideoProcessor(image_processor=tracker_processor.image_processor,
+                       video_processor=tracker_processor.video_processor,
+                       tokenizer=PreTrainedTokenizerFast(tokenizer_object=text, pad_token="<|endoftext|>"),
+                       ).save_pretrained(tmp_path)
     weights = {f"tracker_model.{k}": v.contiguous() for k, v in model.state_dict().items()}
     save_file({**weights, "detector_model.anything": torch.zeros(1)}, tmp_path / "model.safetensors",
               metadata={"format": "pt"})
-    loaded = Sam3Tracker(str(tmp_path)).model
+    tracker = Sam3Tracker(str(tmp_path))
+    loaded = tracker.model
+    assert tuple(tracker.processor.video_processor.image_mean) == (0.5, 0.5, 0.5)
     assert loaded.config.model_type == "sam3_tracker_video" and loaded.config.image_size == SIZE
     expected = model.state_dict()
     assert all(torch.equal(value, expected[key]) for key, value in loaded.state_dict().items())

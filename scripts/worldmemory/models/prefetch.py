@@ -46,8 +46,10 @@ def main(argv=None):
     from huggingface_hub import snapshot_download
 
     try:
+        # configs, processors and tokenizers are JSON, but a chat template may be saved beside them
+        # as chat_template.jinja (transformers 5's default), which a VLM judge's processor reads
         path = snapshot_download(repo_id=args.id, revision=args.revision, local_dir=args.out,
-                                 allow_patterns=["*.json", "*.safetensors"])
+                                 allow_patterns=["*.json", "*.jinja", "*.safetensors"])
     except Exception as e:  # offline, no such repo or revision, connection, disk: one message
         sys.exit(failure_message(args.id, args.revision, e, args.target))
     print(f"[prefetch] {args.id}@{args.revision} -> {path}")

@@ -40,6 +40,21 @@ def local_model_dir(model: str, what: str) -> Path:
     return path
 
 
+PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json")  # where a saved processor starts
+
+
+def local_processor(path: Path, loader, what: str):
+    """The processor saved beside the model in ``path``, loaded offline by ``loader`` (a processor
+    class, or AutoProcessor); FileNotFoundError naming the files looked for and the fix where the
+    directory holds none (transformers' own error would not say which model it was for)."""
+    if not any((path / name).is_file() for name in PROCESSOR_FILES):
+        raise FileNotFoundError(f"{path} holds the {what} but not its processor (expected "
+                                f"{' or '.join(PROCESSOR_FILES)}): fetch the checkpoint with `./run.sh snakemake "
+                                "--until prefetch_perception`, which fetches its *.json, or save its processor "
+                                "there (processor.save_pretrained(DIR))")
+    return loader.from_pretrained(path, local_files_only=True)
+
+
 def track_inputs(frames, first_mask, start: int) -> tuple[np.ndarray, np.ndarray]:
     """A tracker's (frames, first mask) checked: RGB frames (rgb_frames), a bool mask of their
     size, ``start`` one of their indices; ValueError naming what does not fit."""

@@ -172,8 +172,8 @@ class TransformersJudge:
 
     ``model`` is a local directory (the workflow's prefetch step puts a Hugging Face id there);
     images are prepared by the checkpoint's own processor at its saved settings (for Qwen-VL, its
-    ``max_pixels`` in preprocessor_config.json bounds the pixels per image). bf16 on CUDA, float32
-    on the CPU.
+    image processor's ``size`` bounds the pixels per image: ``longest_edge``, formerly
+    ``max_pixels``). bf16 on CUDA, float32 on the CPU.
     """
 
     name = "transformers-vlm"
@@ -184,11 +184,11 @@ class TransformersJudge:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         from worldmemory.models.device import torch_device
-        from worldmemory.perception.base import local_model_dir
+        from worldmemory.perception.base import local_model_dir, local_processor
 
         self.device = torch_device(device)
         path = local_model_dir(model, "vision-language model")
-        self.processor = AutoProcessor.from_pretrained(path)
+        self.processor = local_processor(path, AutoProcessor, "vision-language model")
         dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
         self.model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype).eval().to(self.device)
         self.max_new_tokens = int(max_new_tokens)

@@ -18,78 +18,53 @@ whether the target is in view; where it says not, the model's mask logits are al
 (-1024) and the mask is empty. A mask of fewer than ``min_pixels`` pixels is empty too (out of
 view), as for FlowTracker.
 
-Pre- and post-processing: the checkpoint's ``Sam2VideoProcessor`` needs torchvision, which the
-workflow's environments do not install, so its three steps are done here in torch, as it does
-them: each frame is resized to the model's square ``config.image_size`` (bilinear, antialiased,
-rounded to uint8 levels as its uint8 resize does), scaled to [0, 1] and normalised with its video
-processor's mean and std (:func:`video_normalisation`: ImageNet's for SAM2); the prompt mask is
-resized to the same square (bilinear, antialiased, >= 0.5); the predicted low-resolution mask
-logits are resized back to the frame (bilinear) and thresholded at ``threshold``. Nothing is
-downloaded: the model loads from a local directory.
+Pre- and post-processing are the checkpoint's own processor's (``Sam2VideoProcessor``, loaded
+from the model directory, as transformers' examples load it beside the model):
+``init_video_session`` resizes each frame to the processor's square and normalises it with its
+mean and std (ImageNet's for SAM2), ``add_inputs_to_inference_session(input_masks=...)`` resizes
+the prompt mask to that square (bilinear, antialiased, >= 0.5), and ``post_process_masks`` resizes
+the predicted low-resolution mask logits back to the frame (bilinear) and thresholds them at
+``threshold``. A checkpoint directory therefore holds its processor's configuration too (the
+released ones do, as JSON, which ``prefetch_perception`` fetches). The processors need
+torchvision: envs/perception.yaml and .venv-perception/ hold it. Nothing is downloaded: model and
+processor load from a local directory.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import torch
-import torch.nn.functional as F
-from transformers import Sam2VideoInferenceSession, Sam2VideoModel
-from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
+from transformers import Sam2VideoModel, Sam2VideoProcessor
 
 from worldmemory.models.device import torch_device
-from worldmemory.perception.base import local_model_dir, track_inputs
+from worldmemory.perception.base import local_model_dir, local_processor, track_inputs
 
 OBJECT_ID = 1  # the one object of a session: one target per track() call
 
 
-def video_normalisation(path: Path, mean, std) -> tuple[list[float], list[float]]:
-    """The (mean, std) a checkpoint's video processor normalises with, read where transformers'
-    ``AutoVideoProcessor.from_pretrained`` reads its settings: the ``video_processor`` entry of
-    processor_config.json (the nested layout of transformers 5), else video_preprocessor_config.json,
-    else preprocessor_config.json; ``mean`` / ``std`` (the processor class's defaults) where the
-    checkpoint saved none or its settings leave them out."""
-    settings = None
-    nested = path / "processor_config.json"
-    if nested.is_file():
-        settings = json.loads(nested.read_text()).get("video_processor")
-    for name in ("video_preprocessor_config.json", "preprocessor_config.json"):
-        if settings is None and (path / name).is_file():
-            settings = json.loads((path / name).read_text())
-    settings = settings or {}
-    return list(settings.get("image_mean", mean)), list(settings.get("image_std", std))
-
-
 class SamVideoTracker:
     """Target masks through a video by a transformers SAM video model prompted with the target's mask
-    (module docstring); subclasses name the model: its class, its inference-session class and its
-    video processor's default normalisation (used where the checkpoint saved no processor).
+    (module docstring); subclasses name the model class and its processor class.
 
-    ``model``: a local directory holding the saved model (config.json and weights), ``device``: a
-    torch device (on CUDA the model runs under bfloat16 autocast, as SAM2's own video predictor
-    does; float32 elsewhere), ``threshold``: the mask-logit threshold (0: a probability of one
-    half), ``min_pixels``: a smaller mask is empty (out of view).
+    ``model``: a local directory holding the saved model (config.json and weights) and its saved
+    processor, ``device``: a torch device (on CUDA the model runs under bfloat16 autocast, as SAM2's
+    own video predictor does; float32 elsewhere), ``threshold``: the mask-logit threshold (0: a
+    probability of one half), ``min_pixels``: a smaller mask is empty (out of view).
     """
 
     name: str
     what: str  # the saved model, as the missing-directory error names it
     model_class: type
-    session_class: type
-    normalisation: tuple  # (mean, std): the video processor class's defaults
+    processor_class: type
 
     def __init__(self, model: str, device: str = "cpu", threshold: float = 0.0, min_pixels: int = 20):
         self.device = torch_device(device)  # a missing GPU fails before anything is read
         path = local_model_dir(model, self.what)
+        self.processor = local_processor(path, self.processor_class, self.what)
         self.model = self.model_class.from_pretrained(path, dtype=torch.float32, local_files_only=True)
         self.model = self.model.eval().to(self.device)
-        self.size = int(self.model.config.image_size)
         self.threshold = float(threshold)
         self.min_pixels = int(min_pixels)
-        mean, std = video_normalisation(path, *self.normalisation)
-        self.mean = torch.tensor(mean, device=self.device).view(1, 3, 1, 1)
-        self.std = torch.tensor(std, device=self.device).view(1, 3, 1, 1)
 
     def track(self, frames: np.ndarray, first_mask: np.ndarray, start: int = 0, camera=None) -> np.ndarray:
         """frames: (T, H, W, 3) uint8 RGB; first_mask: (H, W) bool, the target in frames[start]
@@ -102,42 +77,25 @@ class SamVideoTracker:
         if not first.any():
             return out
         # the session holds frames start.. only: its frame 0 is the video's frame start
-        session = self.session_class(
-            video=torch.cat([self._pixels(frame) for frame in frames[start:]]), video_height=h, video_width=w,
-            inference_device=self.device, inference_state_device=self.device, video_storage_device=self.device,
-            dtype=torch.float32)
-        # what the processor's add_inputs_to_inference_session(input_masks=...) does
-        session.add_mask_inputs(session.obj_id_to_idx(OBJECT_ID), 0, self._prompt(first))
-        session.obj_with_new_inputs = [OBJECT_ID]
+        session = self.processor.init_video_session(video=frames[start:], inference_device=self.device,
+                                                    dtype=torch.float32)
+        self.processor.add_inputs_to_inference_session(session, frame_idx=0, obj_ids=OBJECT_ID, input_masks=first)
         bf16 = torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda")
         with bf16:
             for step in self.model.propagate_in_video_iterator(session, start_frame_idx=0):
-                logits = F.interpolate(step.pred_masks.float(), size=(h, w), mode="bilinear", align_corners=False)
-                mask = (logits[0, 0] > self.threshold).cpu().numpy()
+                masks = self.processor.post_process_masks([step.pred_masks.float()], original_sizes=[[h, w]],
+                                                          mask_threshold=self.threshold)
+                mask = masks[0][0, 0].cpu().numpy()
                 if mask.sum() >= self.min_pixels:
                     out[start + step.frame_idx] = mask
         return out
 
-    def _pixels(self, frame: np.ndarray) -> torch.Tensor:
-        """One (H, W, 3) uint8 frame as the model's (1, 3, S, S) input."""
-        x = torch.tensor(frame, device=self.device).permute(2, 0, 1)[None].float()
-        x = F.interpolate(x, size=(self.size, self.size), mode="bilinear", align_corners=False, antialias=True)
-        return (x.round().clamp(0, 255) / 255 - self.mean) / self.std
-
-    def _prompt(self, mask: np.ndarray) -> torch.Tensor:
-        """The (H, W) bool mask as the model's (1, 1, S, S) 0/1 mask prompt."""
-        x = torch.tensor(mask, device=self.device, dtype=torch.float32)[None, None]
-        x = F.interpolate(x, size=(self.size, self.size), mode="bilinear", align_corners=False, antialias=True)
-        return (x >= 0.5).float()
-
 
 class Sam2Tracker(SamVideoTracker):
-    """Target masks through a video by SAM2 (``Sam2VideoModel``), prompted with the target's mask
-    (module docstring); normalised as ``Sam2VideoVideoProcessor`` does by default (ImageNet's mean
-    and std) unless the checkpoint's saved processor says otherwise."""
+    """Target masks through a video by SAM2 (``Sam2VideoModel`` and its ``Sam2VideoProcessor``),
+    prompted with the target's mask (module docstring)."""
 
     name = "sam2"
     what = "SAM2 video model"
     model_class = Sam2VideoModel
-    session_class = Sam2VideoInferenceSession
-    normalisation = (IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD)
+    processor_class = Sam2VideoProcessor

@@ -11,7 +11,8 @@ estimator: its backend, the architecture it was built with, parameters (millions
 (median over repeats) and the peak GPU memory. At the real sizes the parameter counts are the
 released checkpoints' (DINOv2-B with registers 86.6 M, CLIP ViT-L/14 vision 303.2 M and whole
 427.6 M, Depth Anything V2-L 335.3 M, SAM2.1 Hiera-L 224.4 M). The VLM judges are left out: a served model's
-throughput is its server's, and the paper's judge is given by name only.
+throughput is its server's, and the paper's judge is given by name only. SAM2 runs through its
+processor, which needs torchvision (envs/perception.yaml, .venv-perception/).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def depth(sizes: dict, path: Path, device: str):
 
 
 def sam2(sizes: dict, path: Path, device: str):
-    from transformers import Sam2VideoConfig, Sam2VideoModel
+    from transformers import Sam2ImageProcessor, Sam2VideoConfig, Sam2VideoModel, Sam2VideoProcessor
+    from transformers import Sam2VideoVideoProcessor as VideoProcessor
 
     from worldmemory.perception.sam2 import Sam2Tracker
 
@@ -136,6 +138,10 @@ def sam2(sizes: dict, path: Path, device: str):
         memory_attention_num_layers=s["memory_layers"], memory_attention_rope_feat_sizes=[size // 16] * 2,
         memory_encoder_hidden_size=s["fpn"], mask_downsampler_embed_dim=s["fpn"], memory_fuser_embed_dim=s["fpn"])
     Sam2VideoModel(config).save_pretrained(path)
+    square = {"height": size, "width": size}
+    masks = {"height": size // 4, "width": size // 4}
+    Sam2VideoProcessor(image_processor=Sam2ImageProcessor(size=square, mask_size=masks),
+                       video_processor=VideoProcessor(size=square)).save_pretrained(path)
     backend = Sam2Tracker(str(path), device)
 
     def track(frames):
