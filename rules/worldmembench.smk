@@ -508,3 +508,6 @@ rule worldmembench_quality_calibration:
     shell:
         "python -m worldmemory.perception.quality_calibration --backend {params.backend:q}"
         " --manifests {input.manifests:q} --out {output.table:q} 2>&1 | tee {log:q}"
+
+
+include: "worldmembench_figures.smk"

@@ -49,3 +49,12 @@ def test_widths_decord_cannot_copy_are_still_read_bit_exactly(tmp_path):
     frames = np.random.default_rng(0).integers(0, 256, (3, 32, 48, 3), dtype=np.uint8)
     write_video(tmp_path / "narrow.mkv", frames, 8)
     np.testing.assert_array_equal(read_video(tmp_path / "narrow.mkv"), frames)
+
+
+@pytest.mark.parametrize("width", [32, 48])  # decord decodes 32 px; 48 px falls back to ffmpeg
+def test_chosen_frames_are_decoded_in_the_order_asked(tmp_path, width):
+    frames = np.random.default_rng(2).integers(0, 256, (5, 16, width, 3), dtype=np.uint8)
+    write_video(tmp_path / "v.mkv", frames, 8)
+    np.testing.assert_array_equal(read_video(tmp_path / "v.mkv", [4, 0, 4]), frames[[4, 0, 4]])
+    with pytest.raises(IndexError, match="has 5 frames"):
+        read_video(tmp_path / "v.mkv", [5])

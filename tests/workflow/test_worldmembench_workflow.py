@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -25,6 +26,7 @@ ESTIMATED = ["imaging_quality", "human_appearance", "object_appearance", "object
 AGREEING = ESTIMATED[1:]  # General Video Quality has no oracle: not in the agreement table
 AGREEMENT = "results/worldmembench/perception_agreement.csv"
 QUALITY_CALIBRATION = "results/worldmembench/quality_calibration.csv"
+FIGURE = "results/worldmembench/figures/human_000.png"  # Figure 6's kind, outside the main job
 CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
 # every table and figure of the targets: the two runs are WorldMemBench's determinism test too
@@ -40,7 +42,7 @@ def run(tmp_path_factory, snakemake):
     """One uninterrupted run of the reliability tests' targets, which also replays every model
     through the estimators."""
     workdir = tmp_path_factory.mktemp("wmb")
-    snakemake(workdir, TINY, *TARGETS, AGREEMENT, QUALITY_CALIBRATION)
+    snakemake(workdir, TINY, *TARGETS, AGREEMENT, QUALITY_CALIBRATION, FIGURE)
     return workdir
 
 
@@ -203,6 +205,33 @@ def test_the_quality_column_orders_clean_blurred_and_noisy_renders(run):
     assert table["ordered"].all(), table
 
 
+def test_the_qualitative_figure_shows_each_model_at_each_phase_with_its_scores(run):
+    """Figures 4, 6, 7 (worldmembench/qualitative.py) of the tiny run's human case: a row per model
+    (its name at the left), a column per phase (initial, the turn point, each return; phase and
+    frame index above: V = [0, 32), D1 = [32, 62), R1 = [62, 92), D2, R2 = [122, 152)), each
+    revisit's scores under it (R1's appearance is Table 10's R1 of LRLR: one human rollout), red
+    boxes on both persons where in view: from the truth channels for reference models, from the
+    tracker for a replay, and none while the camera looks away. The rule built the default one."""
+    from matplotlib.patches import Rectangle
+    from worldmemory.worldmembench.qualitative import case_figure
+
+    results = run / "results" / "worldmembench"
+    models = ["omniscient", "amnesic", "omniscient.replay"]
+    axes = np.array(case_figure(results / "cases" / "human_000", results, models, "LRLR").axes).reshape(3, 4)
+    assert [ax.get_ylabel() for ax in axes[:, 0]] == models
+    assert [ax.get_title() for ax in axes[0]] == ["initial · f0", "departure · f61", "R1 · f91", "R2 · f151"]
+    assert not any(ax.get_title() for ax in axes[1:].ravel())  # the same frames: titled once
+    t10 = pd.read_csv(results / "table10.csv").set_index(["model", "metric"])
+    for row, model in zip(axes, ("omniscient", "amnesic")):
+        r1 = t10.loc[(model, "human_appearance"), "R1_LRLR"]
+        assert row[2].get_xlabel() == f"Id n/a · App {r1:.2f}", model  # no face backend: n/a
+        assert row[0].get_xlabel() == row[1].get_xlabel() == ""
+    boxes = [[sum(isinstance(p, Rectangle) and p.get_edgecolor() == (1, 0, 0, 1) for p in ax.patches)
+              for ax in row] for row in axes]
+    assert boxes[:2] == [[2, 0, 2, 2]] * 2 and boxes[2][1] == 0 and min(boxes[2][::2]) >= 1
+    assert (run / FIGURE).read_bytes()[:4] == b"\x89PNG" and (run / FIGURE).with_suffix(".pdf").is_file()
+
+
 def test_rollout_resources_follow_the_model(tmp_path, snakemake):
     """Each (model, case) rollout job asks for its model's resources and gets its trajectory
     parameters; a model entry without its command stops the run before any job."""
@@ -279,13 +308,14 @@ def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run
     # one job per case (four) of each stage and run, perception for the replays only
     expected = {"worldmembench/cases (4 jobs)", "worldmembench/agreement", "worldmembench/qualification",
                 "worldmembench/revisits", "worldmembench/table2", "worldmembench/quality_calibration",
+                "worldmembench/figures (1 job)",
                 *(f"worldmembench/{stage}/{r} (4 jobs)" for stage in ("rollout", "score") for r in runs),
                 *(f"worldmembench/perceive/{r} (4 jobs)" for r in runs if r.endswith(".replay"))}
     assert {r["job"] for r in per_directory(rows)} == expected
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
     # memory is sampled while a job runs: a sub-second job may end before the first sample
     assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
-    assert "| all 89 jobs (one after another) |" in markdown(rows)
+    assert "| all 90 jobs (one after another) |" in markdown(rows)
 
 
 # -- reliability of reruns ---------------------------------------------------------------------------

@@ -77,11 +77,12 @@ def write_mp4(path: str | os.PathLike, frames, fps: float, crf: int = 0, pix_fmt
     writer.close()
 
 
-def read_video(path: str | os.PathLike) -> np.ndarray:
-    """Decode every frame of ``path`` as [T,H,W,3] uint8 RGB.
+def read_video(path: str | os.PathLike, frames=None) -> np.ndarray:
+    """Decode every frame of ``path``, or only the indices ``frames``, as [T,H,W,3] uint8 RGB.
 
     decord decodes; for the frame widths where decord 0.6.0 copies a row-padded buffer and fails
-    (48 px, for one), ffmpeg decodes the same stream to rgb24 instead (also bit-exact).
+    (48 px, for one), ffmpeg decodes the same stream to rgb24 instead (also bit-exact). A few
+    ``frames`` of a long video (a figure's) skip decoding the rest where decord decodes.
     """
     path = Path(path)
     if not path.is_file():
@@ -90,10 +91,13 @@ def read_video(path: str | os.PathLike) -> np.ndarray:
         reader = decord.VideoReader(str(path), ctx=decord.cpu(0))
     except decord.DECORDError as err:
         raise RuntimeError(f"cannot decode video {path}: {err}") from err
+    indices = range(len(reader)) if frames is None else list(frames)
+    if any(not 0 <= i < len(reader) for i in indices):
+        raise IndexError(f"{path} has {len(reader)} frames; asked for frames {list(indices)}")
     try:
-        return reader.get_batch(range(len(reader))).asnumpy()
+        return reader.get_batch(indices).asnumpy()
     except decord.DECORDError:
-        return _read_with_ffmpeg(path)
+        return _read_with_ffmpeg(path)[indices]
 
 
 def video_shape(path: str | os.PathLike) -> tuple[int, int, int]:
