@@ -1,6 +1,7 @@
 """The jobs that run in the core environment (envs/core.yaml: no decord, OpenCV or torch) import
-only what it has: the perception-agreement tables of both benchmarks; and the config checks, which
-Snakemake runs while it plans (its own environment need not have them)."""
+only what it has: the perception-agreement tables of both benchmarks; IntPhys's Tables 1 and 10
+(pairs, rules and bootstrap in permanence.intphys_scoring, apart from the torch scoring job); and
+the config checks, which Snakemake runs while it plans (its own environment need not have them)."""
 
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import sys
 import pytest
 
 CORE_JOBS = ["worldmemory.worldmembench.agreement", "worldmemory.persistbench.agreement",
-             "worldmemory.workflow.config_checks"]
+             "worldmemory.permanence.intphys_tables", "worldmemory.workflow.config_checks"]
 # an import finder that behaves as if these packages were not installed
 ABSENT = """
 import importlib.abc, sys

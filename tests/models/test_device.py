@@ -1,5 +1,7 @@
-"""torch_device: a job asked for a GPU this machine lacks stops first, naming `device` and the fix."""
+"""torch_device: a job asked for a GPU this machine lacks stops first, naming `device` and the fix;
+start_torch_job: every torch entry point's one set-up (device, threads, determinism)."""
 
+import argparse
 import os
 import subprocess
 import sys
@@ -7,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from worldmemory.models.device import DeviceUnavailable, torch_device
+from worldmemory.models.device import DeviceUnavailable, add_torch_arguments, start_torch_job, torch_device
 
 REPO = Path(__file__).resolve().parents[2]
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
@@ -53,3 +55,19 @@ def test_score_backends_check_the_device_before_loading_dinov2(tmp_path):
 
     with pytest.raises(DeviceUnavailable, match="config key `device` is 'cuda'"):
         feature_backend("dinov2", str(tmp_path / "not-loaded"), "cuda")
+
+
+def test_a_torch_job_starts_with_its_threads_and_determinism_set():
+    parser = argparse.ArgumentParser()
+    add_torch_arguments(parser, threads=3)
+    assert vars(parser.parse_args([])) == {"device": "cpu", "threads": 3}
+    before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    try:
+        start_torch_job("cpu", 1)
+        assert torch.get_num_threads() == 1
+        assert torch.are_deterministic_algorithms_enabled()
+        assert not torch.is_deterministic_algorithms_warn_only_enabled()
+        assert torch.utils.deterministic.fill_uninitialized_memory is False
+    finally:
+        torch.set_num_threads(before[0])
+        torch.use_deterministic_algorithms(before[1])

@@ -3,6 +3,13 @@ from functools import cache
 
 import numpy as np
 import pytest
+from worldmemory.common.equirect import (
+    equirect_directions,
+    lonlat_to_direction,
+    project,
+    view_forward,
+    wrap_deg,
+)
 from worldmemory.persistbench.camera_paths import (
     PathParams,
     Schedule,
@@ -14,14 +21,7 @@ from worldmemory.persistbench.camera_paths import (
     plan_input,
     plan_pair,
 )
-from worldmemory.persistbench.equirect import (
-    equirect_directions,
-    frustum_signed_distance,
-    lonlat_to_direction,
-    project,
-    view_forward,
-    wrap_deg,
-)
+from worldmemory.persistbench.frustum import frustum_signed_distance
 
 T, START, END, RADIUS = 48, 16, 32, 5.0
 PARAMS = PathParams()

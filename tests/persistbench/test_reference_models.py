@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from worldmemory.common.equirect import direction_to_lonlat, equirect_directions, perspective
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.persistbench import metrics as pm
-from worldmemory.persistbench.equirect import direction_to_lonlat, equirect_directions, perspective
 from worldmemory.persistbench.perception import MIN_PIXELS
 from worldmemory.persistbench.reference_models import frames_away, hue_rotation, run_reference
 from worldmemory.persistbench.tables import table_ablation

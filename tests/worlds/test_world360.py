@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from worldmemory.persistbench.equirect import direction_to_pixel, equirect_directions
+from worldmemory.common.equirect import direction_to_pixel, equirect_directions
 from worldmemory.persistbench.tracking import mask_longitudes
 from worldmemory.worlds import raycaster as wd
 from worldmemory.worlds import world360 as w3

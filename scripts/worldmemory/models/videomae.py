@@ -33,10 +33,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from transformers import VideoMAEConfig, VideoMAEForPreTraining
-from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
 from worldmemory.models import vjepa2
-from worldmemory.models.vjepa2 import imagenet_clips
+from worldmemory.models.video_backend import VideoBackend, imagenet_stats, model_from_spec
 
 NORM_EPS = 1e-6  # VideoMAEForPreTraining: (v - mean) / (std + 1e-6)
 ARCHITECTURE_KEYS = (
@@ -83,8 +82,7 @@ def from_cubes(cubes: torch.Tensor, tubelet: int, patch: int, side: int) -> torc
 
 def patch_targets(x: torch.Tensor, tubelet: int, patch: int) -> torch.Tensor:
     """VideoMAE's norm_pix_loss targets (B, N, tubelet * patch * patch * 3) of an ImageNet-normalised input."""
-    mean = torch.as_tensor(IMAGENET_DEFAULT_MEAN).to(device=x.device, dtype=x.dtype)[None, None, :, None, None]
-    std = torch.as_tensor(IMAGENET_DEFAULT_STD).to(device=x.device, dtype=x.dtype)[None, None, :, None, None]
+    mean, std = imagenet_stats(x.device, x.dtype)
     cubes = to_cubes(x * std + mean, tubelet, patch)  # de-normalised first, as transformers does
     normed = (cubes - cubes.mean(dim=-2, keepdim=True)) / (cubes.var(dim=-2, unbiased=True, keepdim=True).sqrt()
                                                            + NORM_EPS)
@@ -100,10 +98,11 @@ def _indices(tokens, n_tokens: int, what: str) -> np.ndarray:
     return tokens
 
 
-class VideoMAEBackend:
+class VideoMAEBackend(VideoBackend):
     """VideoMAE as a :class:`~worldmemory.models.masked_predictor.MaskedLatentPredictor` (module docstring)."""
 
     reads_hidden = False  # the context is built from the visible tokens' pixels only
+    crop_key = "image_size"
 
     def __init__(self, model: VideoMAEForPreTraining, device: str = "cpu"):
         cfg = model.config
@@ -111,26 +110,9 @@ class VideoMAEBackend:
             raise ValueError(f"the pixel readout compares per-patch normalised RGB targets (Section 3.4); this model "
                              f"has norm_pix_loss={cfg.norm_pix_loss}, num_channels={cfg.num_channels}: use a "
                              "checkpoint trained with norm_pix_loss=True on RGB clips")
-        self.model = model.eval().to(device)
-        self.device = torch.device(device)
-        self.config = cfg
-        self.autocast = self.device.type == "cuda"  # bf16 on a GPU, as VJEPA2Backend
+        super().__init__(model, device)
         self.side = cfg.image_size // cfg.patch_size
         self.n_tokens = cfg.num_frames // cfg.tubelet_size * self.side**2
-        self.mean = torch.tensor(IMAGENET_DEFAULT_MEAN, device=self.device).view(1, 1, 3, 1, 1)
-        self.std = torch.tensor(IMAGENET_DEFAULT_STD, device=self.device).view(1, 1, 3, 1, 1)
-
-    @property
-    def crop_size(self) -> int:
-        return self.config.image_size
-
-    @property
-    def patch_size(self) -> int:
-        return self.config.patch_size
-
-    @property
-    def tubelet_size(self) -> int:
-        return self.config.tubelet_size
 
     @property
     def window_frames(self) -> int:
@@ -147,7 +129,7 @@ class VideoMAEBackend:
         if t is not None and t != self.config.num_frames:
             raise ValueError(f"VideoMAE takes clips of {self.config.num_frames} frames (config.num_frames), got {t}: "
                              f"cut or subsample the clips to {self.config.num_frames} frames")
-        return imagenet_clips(clips, self.crop_size, self.mean, self.std, self.device)
+        return super().preprocess(clips)
 
     def encode(self, x: torch.Tensor, visible=None) -> torch.Tensor:
         """The patch targets (B, N, D) of every token, or the context ``cat(targets, pixels)`` of ``visible``."""
@@ -176,30 +158,15 @@ class VideoMAEBackend:
         x = from_cubes(cubes, self.tubelet_size, self.patch_size, self.side)
         bool_masked_pos = torch.ones(b, self.n_tokens, dtype=torch.bool, device=dev)
         bool_masked_pos[:, torch.as_tensor(visible, device=dev)] = False  # the same count in every item
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else torch.autocast("cpu", enabled=False)
-        with ctx:
+        with self.precision():
             logits = self.model(pixel_values=x, bool_masked_pos=bool_masked_pos).logits
         return logits[:, torch.as_tensor(np.searchsorted(masked, target), device=dev)].float()
 
 
 def videomae_backend_from_spec(spec: dict, weights: str | None = None, device: str = "cpu") -> VideoMAEBackend:
-    """The backend a config's model spec names (sources as vjepa2.backend_from_spec).
-
-    ``train`` (videomae_train) and ``hf`` (prefetched) load from ``weights``; ``local`` loads
-    ``spec['path']``; ``random`` builds ``spec['config']`` with random weights (tests, benchmarks).
-    """
-    source = spec["source"]
-    if source == "random":
-        model = build_videomae(spec["config"], seed=spec.get("seed", 0))
-    elif source == "local":
-        model = load_videomae(spec["path"])
-    elif source in ("train", "hf"):
-        if weights is None:
-            raise ValueError(f"a model with source '{source}' needs --weights (the trained or prefetched directory)")
-        model = load_videomae(weights)
-    else:
-        raise ValueError(f"unknown model source '{source}' (expected train, hf, local or random)")
-    return VideoMAEBackend(model, device)
+    """The backend a config's model spec names (its sources: ``video_backend.model_from_spec``;
+    ``train`` is videomae_train's output)."""
+    return VideoMAEBackend(model_from_spec(spec, weights, build_videomae, load_videomae), device)
 
 
 def describe(model: VideoMAEForPreTraining, spec: dict, digest: str | None = None) -> dict:

@@ -21,27 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from transformers import VJEPA2Config, VJEPA2Model
-from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
 
+from worldmemory.models.video_backend import VideoBackend, model_from_spec
 from worldmemory.models.vjepa2_layers import run_layers
 
 ARCHITECTURE_KEYS = (
     "crop_size", "patch_size", "tubelet_size", "frames_per_clip", "hidden_size", "num_hidden_layers",
     "num_attention_heads", "pred_hidden_size", "pred_num_hidden_layers", "pred_num_attention_heads",
 )
-
-
-def deterministic(device: str) -> None:
-    """Same inputs, same numbers: strict on the CPU; on a GPU, warn where cuBLAS/cuDNN cannot promise it.
-
-    Deterministic mode also fills every new tensor with NaN, a guard against reading memory never
-    written; no kernel used here does (outputs are the same bits without it), and filling took a
-    tenth of a training step.
-    """
-    torch.use_deterministic_algorithms(True, warn_only=device != "cpu")
-    torch.utils.deterministic.fill_uninitialized_memory = False
 
 
 def build_model(config: dict, seed: int = 0) -> VJEPA2Model:
@@ -67,60 +55,17 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
-def imagenet_clips(clips, size: int, mean: torch.Tensor, std: torch.Tensor, device) -> torch.Tensor:
-    """uint8 clips (B, T, H, W, 3) -> ImageNet-normalised float (B, T, 3, size, size), squash-resized
-    by area: the input of V-JEPA 2 and of VideoMAE."""
-    x = torch.as_tensor(np.asarray(clips), device=device)
-    if x.ndim != 5 or x.shape[-1] != 3:
-        raise ValueError(f"expected clips of shape (B, T, H, W, 3), got {tuple(x.shape)}")
-    b, t, h, w, _ = x.shape
-    x = x.permute(0, 1, 4, 2, 3).float().div_(255.0)
-    if (h, w) != (size, size):
-        x = F.interpolate(x.reshape(b * t, 3, h, w), size=(size, size), mode="area").reshape(b, t, 3, size, size)
-    return (x - mean) / std
-
-
-class VJEPA2Backend:
+class VJEPA2Backend(VideoBackend):
     """V-JEPA 2 as a :class:`~worldmemory.models.masked_predictor.MaskedLatentPredictor`."""
-
-    def __init__(self, model: VJEPA2Model, device: str = "cpu"):
-        self.model = model.eval().to(device)
-        self.device = torch.device(device)
-        self.config = model.config
-        # bf16 on a GPU (Section 6 of the design: fast on accelerators); fp32 on the CPU.
-        self.autocast = self.device.type == "cuda"
-        self.mean = torch.tensor(IMAGENET_DEFAULT_MEAN, device=self.device).view(1, 1, 3, 1, 1)
-        self.std = torch.tensor(IMAGENET_DEFAULT_STD, device=self.device).view(1, 1, 3, 1, 1)
-
-    @property
-    def crop_size(self) -> int:
-        return self.config.crop_size
-
-    @property
-    def patch_size(self) -> int:
-        return self.config.patch_size
-
-    @property
-    def tubelet_size(self) -> int:
-        return self.config.tubelet_size
-
-    def preprocess(self, clips: np.ndarray | torch.Tensor) -> torch.Tensor:
-        """uint8 (B, T, H, W, 3) -> normalised float (B, T, 3, crop, crop); squash-resize by area."""
-        return imagenet_clips(clips, self.crop_size, self.mean, self.std, self.device)
-
-    def _ctx(self):
-        if self.autocast:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return torch.autocast("cpu", enabled=False)
 
     def encode(self, x: torch.Tensor, visible=None) -> torch.Tensor:
         """Encoder output (B, n, D) for the visible token indices (all tokens when ``visible`` is None)."""
-        with self._ctx():
+        with self.precision():
             return encode_visible(self.model.encoder, x, visible).float()
 
     def predict(self, context: torch.Tensor, visible, target) -> torch.Tensor:
         """Predictor output (B, n_target, D) for ``target`` from the encoded ``visible`` tokens."""
-        with self._ctx():
+        with self.precision():
             return predict_hidden(self.model.predictor, context, visible, target).float()
 
 
@@ -157,24 +102,8 @@ def predict_hidden(predictor, context: torch.Tensor, visible, target) -> torch.T
 
 
 def backend_from_spec(spec: dict, weights: str | None = None, device: str = "cpu") -> VJEPA2Backend:
-    """The backend a config's model spec names.
-
-    ``source``: ``train`` (trained by the workflow) and ``hf`` (prefetched into resources/models/)
-    load from ``weights``; ``local`` loads ``spec['path']``; ``random`` builds ``spec['config']``
-    with random weights (tests, benchmarks).
-    """
-    source = spec["source"]
-    if source == "random":
-        model = build_model(spec["config"], seed=spec.get("seed", 0))
-    elif source == "local":
-        model = load_model(spec["path"])
-    elif source in ("train", "hf"):
-        if weights is None:
-            raise ValueError(f"a model with source '{source}' needs --weights (the trained or prefetched directory)")
-        model = load_model(weights)
-    else:
-        raise ValueError(f"unknown model source '{source}' (expected train, hf, local or random)")
-    return VJEPA2Backend(model, device)
+    """The backend a config's model spec names (its sources: ``video_backend.model_from_spec``)."""
+    return VJEPA2Backend(model_from_spec(spec, weights, build_model, load_model), device)
 
 
 def copy_last_view(context: torch.Tensor, visible, target, tokens_per_slot: int) -> torch.Tensor:

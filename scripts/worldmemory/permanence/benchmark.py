@@ -17,10 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
 import yaml
 
-from worldmemory.models.device import torch_device
+from worldmemory.models.device import add_torch_arguments, start_torch_job
 from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, load_model
 from worldmemory.permanence.probe import Prober
 from worldmemory.permanence.readouts import CONDITIONS
@@ -62,11 +61,9 @@ def main(argv=None):
     ap.add_argument("--vitl-scenes", type=int, default=1, help="scenes for the ViT-L-shaped model (0: skip)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--embedded-weights", default=None, help="trained embedded model directory")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--threads", type=int, default=2)
+    add_torch_arguments(ap, threads=2)
     args = ap.parse_args(argv)
-    torch_device(args.device)  # a missing GPU fails here, before any work
-    torch.set_num_threads(args.threads)
+    start_torch_job(args.device, args.threads)
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["permanence"]
     spec = config["models"]["vjepa2-tiny-scratch"]

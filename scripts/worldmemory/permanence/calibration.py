@@ -84,7 +84,8 @@ import torch
 
 from worldmemory.common.seeds import stable_rng
 from worldmemory.models import videomae
-from worldmemory.models.vjepa2 import VJEPA2Backend, backend_from_spec, describe
+from worldmemory.models.video_backend import VideoBackend
+from worldmemory.models.vjepa2 import backend_from_spec, describe
 
 RULES = ("persistence_oracle", "object_freezer", "linear_extrapolation", "known_posterior")
 PRIVILEGED = frozenset({"persistence_oracle", "known_posterior"})  # read hidden pixels
@@ -98,7 +99,7 @@ SAMPLE_NAMESPACE = "worldmemory.permanence.calibration.known_posterior.v1"
 class CalibrationPredictor:
     """A fill rule read through a real encoder, as a MaskedLatentPredictor (module docstring)."""
 
-    def __init__(self, inner: VJEPA2Backend | videomae.VideoMAEBackend, predictor: str, q: float | None = None,
+    def __init__(self, inner: VideoBackend, predictor: str, q: float | None = None,
                  mode: str | None = None,
                  red_threshold: float = RED_THRESHOLD):
         if predictor not in RULES:

@@ -35,8 +35,8 @@ from pathlib import Path
 import torch
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.models.device import torch_device
-from worldmemory.models.vjepa2 import VJEPA2Backend, deterministic, load_model
+from worldmemory.models.device import add_torch_arguments, start_torch_job
+from worldmemory.models.vjepa2 import VJEPA2Backend, load_model
 from worldmemory.permanence.clip_directory import ClipDirectory
 from worldmemory.permanence.curricula import CONTAINER_FRACTION, sample_curriculum_batch
 from worldmemory.permanence.mask_generators import V2_MIXTURE
@@ -114,13 +114,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--init", required=True, type=Path, help="the VJEPA2Model directory training starts from")
     ap.add_argument("--settings", required=True, help="curriculum settings (JSON)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
+    add_torch_arguments(ap)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    torch_device(args.device)
-    torch.set_num_threads(args.threads)
-    deterministic(args.device)
+    start_torch_job(args.device, args.threads)
     summary = train_curriculum(args.init, json.loads(args.settings), args.out, args.device)
     print(f"[curriculum] done: final loss {summary['final_loss']}, {summary['seconds']}s -> {args.out}")
 

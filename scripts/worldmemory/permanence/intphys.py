@@ -49,9 +49,8 @@ import torch.nn.functional as F
 from PIL import Image
 
 from worldmemory.common.provenance import write_job_info
-from worldmemory.models.device import torch_device
+from worldmemory.models.device import add_torch_arguments, start_torch_job
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
-from worldmemory.models.vjepa2 import deterministic
 from worldmemory.permanence.calibration import CalibrationPredictor, probe_backend, probe_identity
 from worldmemory.permanence.intphys_scoring import (
     CONTEXTS,
@@ -292,17 +291,14 @@ def main(argv=None):
                     help="frames and windows of Garrido et al.'s evaluation code, or of the seed's text "
                          "(permanence.intphys_scoring)")
     ap.add_argument("--contexts", type=int, nargs="+", default=list(CONTEXTS), help="context lengths (frames)")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--threads", type=int, default=1)
+    add_torch_arguments(ap)
     ap.add_argument("--batch-size", type=int, default=16, help="windows per model call")
     ap.add_argument("--out", required=True, type=Path, help="per-video surprises (CSV)")
     ap.add_argument("--out-summary", required=True, type=Path, help="accuracy per rule and model identity (JSON)")
     args = ap.parse_args(argv)
     if FIXED_CONTEXT not in args.contexts:
         raise ValueError(f"--contexts {args.contexts} lacks {FIXED_CONTEXT}, the fixed rule's context length")
-    torch_device(args.device)  # a missing GPU fails here, before any work
-    torch.set_num_threads(args.threads)
-    deterministic(args.device)
+    start_torch_job(args.device, args.threads)
     spec, chosen = json.loads(args.spec), protocol_named(args.protocol)
     backend = probe_backend(spec, args.weights, args.device)
     scale = scale_head(args.weights, backend)

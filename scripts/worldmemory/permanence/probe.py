@@ -69,9 +69,9 @@ import torch
 from worldmemory.common.provenance import write_job_info
 from worldmemory.common.seeds import stable_rng
 from worldmemory.common.video import read_video
-from worldmemory.models.device import torch_device
+from worldmemory.models.device import add_torch_arguments, start_torch_job
 from worldmemory.models.masked_predictor import MaskedLatentPredictor
-from worldmemory.models.vjepa2 import copy_last_view, deterministic, weights_digest
+from worldmemory.models.vjepa2 import copy_last_view, weights_digest
 from worldmemory.permanence.calibration import probe_backend, probe_identity
 from worldmemory.permanence.containers import box_cols, box_rows
 from worldmemory.permanence.masks import READOUT_MARGIN, ProbeGeometry, TokenGrid, seconds_since_visible, slot_ball_x
@@ -400,8 +400,7 @@ def main(argv=None):
                     help="model spec (JSON) from the config; a calibration spec carries its encoder's as encoder_spec")
     ap.add_argument("--weights", default=None,
                     help="directory of a saved VJEPA2Model (trained or prefetched; a calibration model's encoder's)")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--threads", type=int, default=1)
+    add_torch_arguments(ap)
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--margin", type=int, default=READOUT_MARGIN)
     ap.add_argument("--out", required=True, type=Path, help="per-scene readouts (CSV)")
@@ -411,10 +410,7 @@ def main(argv=None):
     ap.add_argument("--out-features", type=Path, default=None,
                     help="region means of predictions and references (npz) for the linear readouts")
     args = ap.parse_args(argv)
-    torch_device(args.device)  # a missing GPU fails here, before any work
-
-    torch.set_num_threads(args.threads)
-    deterministic(args.device)
+    start_torch_job(args.device, args.threads)
     spec = json.loads(args.spec)
     manifest = json.loads((args.scenes / "manifest.json").read_text())
     backend = probe_backend(spec, args.weights, args.device)

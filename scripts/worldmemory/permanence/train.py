@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.models.device import torch_device
-from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, deterministic, encode_visible, predict_hidden
+from worldmemory.models.device import add_torch_arguments, start_torch_job
+from worldmemory.models.vjepa2 import VJEPA2Backend, build_model, encode_visible, predict_hidden
 from worldmemory.permanence.mask_generators import sample_mask
 from worldmemory.permanence.objectives import laplace_nll
 from worldmemory.permanence.render import TRAIN_NAMESPACE, render_training_clip
@@ -173,13 +173,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-config", required=True, help="VJEPA2Config keyword arguments (JSON)")
     ap.add_argument("--settings", required=True, help="training settings (JSON)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
+    add_torch_arguments(ap)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    torch_device(args.device)  # a missing GPU fails here, before any work
-    torch.set_num_threads(args.threads)
-    deterministic(args.device)
+    start_torch_job(args.device, args.threads)
     summary = train(json.loads(args.model_config), json.loads(args.settings), args.out, args.device)
     print(f"[train] done: final loss {summary['final_loss']}, {summary['seconds']}s -> {args.out}")
 

@@ -23,7 +23,8 @@ import torch
 import yaml
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
-from worldmemory.models.vjepa2 import build_model, deterministic
+from worldmemory.models.device import start_torch_job
+from worldmemory.models.vjepa2 import build_model
 from worldmemory.permanence.benchmark import REPO
 from worldmemory.permanence.train import sample_batch, train_step
 
@@ -72,8 +73,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    deterministic("cpu")
+    start_torch_job("cpu", args.threads)
     spec = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["permanence"]["models"][args.model]
     steps = Steps(spec["config"], spec["train"])
     steps.step()  # warm-up: first calls allocate and pick kernels

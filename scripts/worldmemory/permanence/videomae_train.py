@@ -28,9 +28,8 @@ import numpy as np
 import torch
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.models.device import torch_device
+from worldmemory.models.device import add_torch_arguments, start_torch_job
 from worldmemory.models.videomae import VideoMAEBackend, build_videomae
-from worldmemory.models.vjepa2 import deterministic
 from worldmemory.permanence.render import TRAIN_NAMESPACE
 from worldmemory.permanence.train import lr_factor, normalised_pool, render_pool, sample_clips, save_run
 
@@ -89,13 +88,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-config", required=True, help="VideoMAEConfig keyword arguments (JSON)")
     ap.add_argument("--settings", required=True, help="training settings (JSON)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--device", default="cpu")
+    add_torch_arguments(ap)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args(argv)
-    torch_device(args.device)  # a missing GPU fails here, before any work
-    torch.set_num_threads(args.threads)
-    deterministic(args.device)
+    start_torch_job(args.device, args.threads)
     summary = train(json.loads(args.model_config), json.loads(args.settings), args.out, args.device)
     print(f"[videomae_train] done: final loss {summary['final_loss']}, {summary['seconds']}s -> {args.out}")
 

@@ -6,7 +6,7 @@ the window ends before the clip) finds it again, or follows another ``Schedule``
 invisible-visible-invisible: it starts turned away); the *reference* camera, the omniscient ground
 truth the 4D model's probe render is scored against, keeps the target in view throughout. Both
 cameras only rotate at the panorama's centre, so a path is yaw and pitch per frame
-(theta_t, phi_t), rendered with ``equirect.perspective``.
+(theta_t, phi_t), rendered with ``common.equirect.perspective``.
 
 Reference camera, in the paper's form: yaw and pitch are cubic B-splines (clamped, uniform knots,
 evaluated at the frame indices) whose control points minimise, with SciPy's L-BFGS-B,
@@ -17,7 +17,7 @@ and the path is then low-pass filtered in the frequency domain. The paper states
 no numbers and no exact forms; the choices made here are:
 
 * Visibility uses the exact signed angular distance sd_t of the target's centre to the view's
-  frustum (``equirect.frustum_signed_distance``), the target being a spherical cap of angular
+  frustum (``frustum.frustum_signed_distance``), the target being a spherical cap of angular
   radius r_t (``TargetTrack``). Fully in view is sd <= -r, fully out of view sd >= r.
   L_inc = (1/T) sum_t relu(r + m_in + sd)^2 (degrees^2), a hinge with the margin m_in
   (``Schedule``) that the optimiser aims for and the final check does not demand.
@@ -94,15 +94,15 @@ import scipy
 from scipy.interpolate import BSpline
 from scipy.optimize import linprog, minimize
 
-from worldmemory.persistbench.equirect import (
+from worldmemory.common.equirect import (
     direction_to_lonlat,
     equirect_directions,
-    frustum_signed_distance,
     half_fov_deg,
     lonlat_to_direction,
     view_forward,
     wrap_deg,
 )
+from worldmemory.persistbench.frustum import frustum_signed_distance
 
 __all__ = [
     "TargetTrack",

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from worldmemory.common.equirect import perspective
 from worldmemory.common.ids import check_id
 from worldmemory.common.npz import save_npz
 from worldmemory.common.video import read_video, write_video
@@ -58,7 +59,6 @@ from worldmemory.persistbench.camera_paths import (
     TargetTrack,
     plan_pair,
 )
-from worldmemory.persistbench.equirect import perspective
 from worldmemory.persistbench.plan import sequence_plan, video_meta
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
 from worldmemory.worlds import world360

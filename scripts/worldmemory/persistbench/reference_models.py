@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from worldmemory.common import params as common_params
-from worldmemory.persistbench.equirect import perspective, project, view_directions
+from worldmemory.common.equirect import perspective, project, view_directions
 
 DEFAULT_PARAMS = {"omniscient": {}, "warp_only": {}, "forgetting": {"fade_frames": 8},
                   "displaced": {"drift_deg_per_frame": 1.0}, "recoloured": {"hue_shift_deg": 120.0}}

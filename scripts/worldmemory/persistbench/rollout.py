@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from worldmemory.common.equirect import view_rotation
 from worldmemory.common.npz import save_npz
 from worldmemory.common.progress import report
 from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
@@ -40,7 +41,6 @@ from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, 
 from worldmemory.common.usage import own_usage
 from worldmemory.common.video import read_video, write_video
 from worldmemory.external import KINDS, VIDEO_NAME, TimeLimit, check_video, run_model, run_params
-from worldmemory.persistbench.equirect import view_rotation
 from worldmemory.persistbench.reference_models import resolve_params, run_reference
 from worldmemory.persistbench.sequences import load_sequences
 

@@ -19,7 +19,7 @@ and either jumps to it or loses the target. PersistBench's remedy, implemented b
 5. fold the kept copy back modulo W (OR of the canvas' two halves).
 
 The result keeps one identity through any number of seam crossings, with a continuous
-(unwrapped) longitude. Conventions of ``persistbench.equirect``: column u's centre has longitude
+(unwrapped) longitude. Conventions of ``common.equirect``: column u's centre has longitude
 ((u + 0.5) / W) 360 - 180 degrees.
 
 The paper tracks with SAM3; real backends (SAM2/SAM3) are a later issue. The embedded backend is

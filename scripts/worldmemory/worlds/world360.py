@@ -17,7 +17,7 @@ start view); spheres also bob up and down. Distractors of a dynamic scene stand 
 target never visits, so nothing ever hides the target from the centre (landmarks are beyond
 its circle).
 
-Conventions: those of ``persistbench.equirect`` (OpenCV world axes, x right, y DOWN, z forward;
+Conventions: those of ``common.equirect`` (OpenCV world axes, x right, y DOWN, z forward;
 longitude 0 along +z, increasing towards +x; latitude positive up); the room is instance 0, the
 target ``TARGET_INSTANCE``, distractors 2, 3. Longitudes and latitudes of the API are degrees.
 Scenes are dataclasses of plain floats and lists: ``Scene.to_dict`` / ``Scene.from_dict`` round
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from worldmemory.common.equirect import equirect_directions, lonlat_to_direction
 from worldmemory.common.seeds import stable_rng
-from worldmemory.persistbench.equirect import equirect_directions, lonlat_to_direction
 from worldmemory.worlds import raycaster as wd
 from worldmemory.worlds.raycaster import Box, Person, Room, Sphere, Thing, World
 
@@ -135,7 +135,7 @@ class Scene:
     def target_cap(self, frame: int = 0) -> tuple[float, float, float]:
         """(lon_deg, lat_deg, radius_deg): the smallest cap about the direction of the target's
         centre that holds the whole target as seen from the camera centre (exact for a sphere);
-        the target's angular box of ``equirect.angular_box_in_view``. lon in [-180, 180]."""
+        the target's angular box of ``persistbench.frustum.angular_box_in_view``. lon in [-180, 180]."""
         c = self.target_center(frame)
         axis = c / np.linalg.norm(c)
         radius = 0.0

@@ -1,9 +1,11 @@
-"""Equirectangular (360-degree) geometry and pinhole crops for PersistBench (Method 1).
+"""Equirectangular (360-degree) geometry and pinhole crops of a panorama (PersistBench, Method 1).
 
 PersistBench, Method 1, uses a 360-degree video as an omniscient observer: every perspective
 camera of a (input, reference) pair is a virtual pinhole camera that only rotates (yaw, pitch,
 no roll) at the panorama's centre, so each of its frames is a resampling of the equirectangular
-frame. This module holds that geometry; ``camera_paths`` plans the yaw/pitch paths with it.
+frame. This module holds that geometry. It sits in ``common`` because both the synthetic 360-degree
+worlds (``worlds.world360``, which render panoramas) and the study (``persistbench``, which
+crops and plans views: ``camera_paths``, ``frustum``) stand on it.
 
 Conventions (shared by the whole package)
 -----------------------------------------
@@ -20,7 +22,7 @@ Conventions (shared by the whole package)
   - equirectangular coordinates from ``direction_to_pixel`` are *index space*: the inverse of
     the pixel-centre rule above, so pixel index u's centre is at exactly u (range [-0.5, W - 0.5));
   - perspective coordinates from ``project`` are those of the pinhole K of
-    ``worldmembench.trajectories.intrinsics`` (principal point at (width/2, height/2)): the image
+    ``common.geometry.intrinsics`` (principal point at (width/2, height/2)): the image
     spans [0, width] x [0, height] and pixel index i's centre is at i + 0.5.
 """
 
@@ -43,8 +45,6 @@ __all__ = [
     "half_fov_deg",
     "perspective",
     "project",
-    "frustum_signed_distance",
-    "angular_box_in_view",
     "wrap_deg",
 ]
 
@@ -130,7 +130,7 @@ def direction_to_pixel(d, width: int, height: int) -> tuple[np.ndarray, np.ndarr
 
 def half_fov_deg(fov_deg: float, width: int, height: int) -> tuple[float, float]:
     """Horizontal and vertical half field of view (degrees) of the pinhole K of
-    ``worldmembench.trajectories.intrinsics`` (square pixels, centred principal point)."""
+    ``common.geometry.intrinsics`` (square pixels, centred principal point)."""
     hx = float(fov_deg) / 2
     hy = float(np.degrees(np.arctan(np.tan(np.radians(hx)) * height / width)))
     return hx, hy
@@ -160,7 +160,7 @@ def perspective(pano, yaw_deg: float, pitch_deg: float, fov_deg: float, width: i
 
     This is how PersistBench turns one 360-degree frame into the frame the input or the
     reference camera would have filmed: each crop pixel centre's ray (intrinsics of
-    ``worldmembench.trajectories.intrinsics``, horizontal FoV fov_deg) is rotated by the view
+    ``common.geometry.intrinsics``, horizontal FoV fov_deg) is rotated by the view
     and looked up in ``pano`` (H, W) or (H, W, C). Images are sampled bilinearly; longitude wraps
     across the left/right seam (the panorama is periodic there, so a view at yaw 180 is
     continuous) while latitude is clamped at the poles (rows beyond the first/last pixel centre
@@ -220,74 +220,3 @@ def project(directions, yaw_deg: float, pitch_deg: float, fov_deg: float, width:
                    K[1, 1] * cam[..., 1] / safe + K[1, 2]], axis=-1)
     px[~in_front] = np.nan
     return px, in_front
-
-
-def _to_camera(d, yaw_deg, pitch_deg) -> np.ndarray:
-    """R^T d for views broadcast with directions (..., 3): camera coordinates, written out
-    (x = cy dx - sy dz, ...) because the path optimiser calls this thousands of times."""
-    y = np.radians(np.asarray(yaw_deg, dtype=float))
-    p = np.radians(np.asarray(pitch_deg, dtype=float))
-    cy, sy, cp, sp = np.cos(y), np.sin(y), np.cos(p), np.sin(p)
-    dx, dy, dz = d[..., 0], d[..., 1], d[..., 2]
-    horiz = sy * dx + cy * dz  # component along the yawed forward axis before pitching
-    return np.stack([cy * dx - sy * dz, sp * horiz + cp * dy, cp * horiz - sp * dy], axis=-1)
-
-
-def _frustum_normals(fov_deg: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Inward unit normals (4, 3) of the right, left, bottom, top side planes and the unit
-    corner rays (4, 3) of the pinhole frustum, in camera coordinates."""
-    hx, hy = np.radians(half_fov_deg(fov_deg, width, height))
-    normals = np.array([[-np.cos(hx), 0.0, np.sin(hx)], [np.cos(hx), 0.0, np.sin(hx)],
-                        [0.0, -np.cos(hy), np.sin(hy)], [0.0, np.cos(hy), np.sin(hy)]])
-    tx, ty = np.tan(hx), np.tan(hy)
-    corners = np.array([[sx * tx, sy * ty, 1.0] for sx in (-1, 1) for sy in (-1, 1)])
-    return normals, corners / np.linalg.norm(corners, axis=1, keepdims=True)
-
-
-def frustum_signed_distance(directions, yaw_deg, pitch_deg, fov_deg: float, width: int,
-                            height: int) -> np.ndarray:
-    """Signed angular distance (degrees) from directions to a view's frustum; negative inside.
-
-    Outside, it is the exact great-circle angle to the nearest direction the camera sees (the
-    nearest point of the frustum cone lies on a side plane or on a corner ray; both are tried).
-    Inside, it is minus the angle to the nearest side plane. So a spherical cap of centre d and
-    angular radius r is fully in view iff the value is <= -r and fully out of view iff it is
-    >= r: the exact test PersistBench's visibility schedule needs (Method 1), with no
-    conservative bounding cone that would make the input camera swing further than necessary.
-    The function is continuous (zero on the frustum's boundary), which the path optimiser
-    relies on. directions (..., 3) broadcast with yaw_deg and pitch_deg (...).
-    """
-    d = np.asarray(directions, dtype=float)
-    d = d / np.linalg.norm(d, axis=-1, keepdims=True)
-    cam = _to_camera(d, yaw_deg, pitch_deg)
-    normals, corners = _frustum_normals(fov_deg, width, height)
-    s = cam @ normals.T  # sines of the signed angles to the four side planes
-    smin = s.min(axis=-1)
-    inside = -np.degrees(np.arcsin(np.clip(smin, -1.0, 1.0)))
-    # Outside: project onto each violated plane; keep projections that satisfy the other planes.
-    nn = normals @ normals.T
-    proj = s[..., None, :] - s[..., :, None] * nn  # [k, j]: n_j . (c - s_k n_k)
-    valid = (s < 0) & (s > -1 + 1e-12) & np.all(proj >= -1e-12, axis=-1)
-    face = np.where(valid, np.arcsin(np.clip(-s, 0.0, 1.0)), np.inf).min(axis=-1)
-    corner = np.arccos(np.clip(cam @ corners.T, -1.0, 1.0)).min(axis=-1)
-    outside = np.degrees(np.minimum(face, corner))
-    out = np.where(smin >= 0, inside, outside)
-    return float(out) if out.ndim == 0 else out
-
-
-def angular_box_in_view(lon_deg, lat_deg, radius_deg, yaw_deg, pitch_deg, fov_deg: float,
-                        width: int, height: int,
-                        margin_deg: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(fully_inside, fully_outside) of a target's angular box in a view (broadcast arrays).
-
-    The target is the spherical cap of centre (lon_deg, lat_deg) and angular radius radius_deg,
-    the box PersistBench's L_inc / L_exc speak of (Method 1): the input camera must hold it
-    fully inside before its invisible window and fully outside within it. ``margin_deg`` widens
-    the cap for both tests (demand clearance from the image border). NaN targets are neither.
-    """
-    centre = lonlat_to_direction(np.radians(np.asarray(lon_deg, dtype=float)),
-                                 np.radians(np.asarray(lat_deg, dtype=float)))
-    sd = frustum_signed_distance(centre, yaw_deg, pitch_deg, fov_deg, width, height)
-    r = np.asarray(radius_deg, dtype=float) + margin_deg
-    with np.errstate(invalid="ignore"):
-        return sd <= -r, sd >= r
