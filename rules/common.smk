@@ -423,3 +423,22 @@ def paper_args(runs, input, output, ablation=False):
     if ablation:
         args += ["--paper-ablation", input.ablation, "--out-paper-ablation", output.paper_ablation]
     return shlex.join(args)
+
+
+def figure_runs(figures, runs):
+    """A WorldMemBench figure's inputs: each row's rollouts and case scores, and the perception
+    (tracks) of a run without ground truth; ``figures``: case -> (trajectory, models)."""
+
+    def files(wildcards):
+        case = wildcards.case
+        return [
+            path
+            for m in figures[case][1]
+            for path in (
+                f"results/worldmembench/rollouts/{m}/{case}",
+                f"results/worldmembench/scores/{m}/cases/{case}",
+                *([] if runs[m]["kind"] == "reference" else [f"results/worldmembench/perception/{m}/{case}"]),
+            )
+        ]
+
+    return files

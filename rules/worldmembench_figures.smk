@@ -8,24 +8,10 @@ from worldmemory.worldmembench.qualitative import figure_selection
 WMB_FIGURES = figure_selection(WMB.get("figures", {}), WMB_CASES, list(WMB_MODELS), WMB_RUNS)
 
 
-def worldmembench_figure_runs(wildcards):
-    """Each row's rollouts and case scores, and the perception (tracks) of a run without truth."""
-    case = wildcards.case
-    return [
-        path
-        for m in WMB_FIGURES[case][1]
-        for path in (
-            f"results/worldmembench/rollouts/{m}/{case}",
-            f"results/worldmembench/scores/{m}/cases/{case}",
-            *([] if WMB_RUNS[m]["kind"] == "reference" else [f"results/worldmembench/perception/{m}/{case}"]),
-        )
-    ]
-
-
 rule worldmembench_figure:
     input:
         case=WMB_CASE_DIR,
-        runs=worldmembench_figure_runs,
+        runs=figure_runs(WMB_FIGURES, WMB_RUNS),
         config=CONFIG_STAMP,
     output:
         png=report(

@@ -261,6 +261,8 @@ def fuzz_base(tmp_path: Path) -> dict:
             c[study]["features"] = estimator(f"{study}-features", "dinov2")
             c[study]["models"]["external"] = {"kind": "external", "command": command, "paper_name": "Some Model"}
         c["persistbench"]["sequences"]["schedule"] = {"shape": "visible-invisible-visible"}
+        c["worldmembench"]["figures"] = {"cases": ["human_000"], "models": ["omniscient"],
+                                         "trajectories": {"human_000": "LRLR"}}
 
     config = tiny_config(extra)
     check_config(config)
