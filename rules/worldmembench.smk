@@ -510,4 +510,7 @@ rule worldmembench_quality_calibration:
         " --manifests {input.manifests:q} --out {output.table:q} 2>&1 | tee {log:q}"
 
 
+# the qualitative figures (Figures 4, 6, 7)
 include: "worldmembench_figures.smk"
+# the human study's annotation pages (Appendix F, Figures 8 and 9)
+include: "worldmembench_annotation.smk"

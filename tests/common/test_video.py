@@ -2,7 +2,7 @@ import re
 
 import numpy as np
 import pytest
-from worldmemory.common.video import read_video, write_video
+from worldmemory.common.video import read_video, write_video, write_webm
 
 
 def test_round_trip_is_bit_exact(tmp_path):
@@ -58,3 +58,11 @@ def test_chosen_frames_are_decoded_in_the_order_asked(tmp_path, width):
     np.testing.assert_array_equal(read_video(tmp_path / "v.mkv", [4, 0, 4]), frames[[4, 0, 4]])
     with pytest.raises(IndexError, match="has 5 frames"):
         read_video(tmp_path / "v.mkv", [5])
+
+
+def test_a_webm_for_the_annotation_pages_decodes_to_its_frames(tmp_path):
+    frames = np.repeat(np.linspace(0, 255, 5, dtype=np.uint8)[:, None, None, None], 3, axis=3) * np.ones(
+        (1, 16, 24, 1), np.uint8)
+    write_webm(tmp_path / "clip.webm", frames, fps=8)
+    decoded = read_video(tmp_path / "clip.webm")
+    assert decoded.shape == frames.shape and np.abs(decoded.astype(int) - frames).max() <= 8

@@ -63,13 +63,26 @@ def write_mp4(path: str | os.PathLike, frames, fps: float, crf: int = 0, pix_fmt
     """Write frames (each [H,W,3] uint8 RGB) as the H.264 MP4 an external model delivers: by
     default 4:4:4, crf 0, so only the RGB -> YUV rounding is lost (the bundled still-frame and
     replay models); a higher ``crf`` and "yuv420p" compress as the web does (common.degrade)."""
+    _encode(path, frames, fps, "libx264", pix_fmt, ["-crf", str(int(crf))])
+
+
+def write_webm(path: str | os.PathLike, frames, fps: float, crf: int = 24) -> None:
+    """Write frames (each [H,W,3] uint8 RGB) as a VP9 WebM (4:2:0) for a web page: the codec
+    every Chromium build plays, Debian's included, also from file:// (H.264 needs the
+    proprietary codecs some builds lack)."""
+    _encode(path, frames, fps, "libvpx-vp9", "yuv420p",
+            ["-crf", str(int(crf)), "-b:v", "0", "-deadline", "good", "-cpu-used", "5", "-row-mt", "1"])
+
+
+def _encode(path, frames, fps: float, codec: str, pix_fmt: str, output_params: list[str]) -> None:
+    """Frames through imageio-ffmpeg's ``codec``; bitexact, so equal frames give equal bytes."""
     frames = iter(frames)
     first = np.ascontiguousarray(next(frames))
     height, width = first.shape[:2]
-    writer = imageio_ffmpeg.write_frames(str(path), (width, height), fps=fps, codec="libx264",
+    writer = imageio_ffmpeg.write_frames(str(path), (width, height), fps=fps, codec=codec,
                                          pix_fmt_out=pix_fmt, quality=None, macro_block_size=1,
                                          ffmpeg_log_level="error",
-                                         output_params=["-crf", str(int(crf)), "-fflags", "+bitexact"])
+                                         output_params=[*output_params, "-fflags", "+bitexact"])
     writer.send(None)
     writer.send(first)
     for frame in frames:

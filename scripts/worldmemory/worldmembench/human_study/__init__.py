@@ -1,0 +1,1 @@
+"""WorldMemBench's human evaluation (Appendix F): study sets, annotation pages, annotators' exports."""
