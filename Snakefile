@@ -1,5 +1,5 @@
 # Memory in video world models: every table and figure of the three papers as a file target.
-# Quick start and targets: README.md. Design: one .smk per study under rules/, logic in scripts/.
+# Quick start: README.md; every target: docs/targets.md. Design: one .smk per study under rules/, logic in scripts/.
 
 import os
 import sys

@@ -178,7 +178,7 @@ def intphys_dataset(wildcards):
         raise ValueError(
             "permanence.intphys.dataset is not set, so IntPhys-2019 (Tables 1 and 10) cannot be scored: set it to "
             "the dev set's directory (O1, O2, O3 inside), or to 'fixture' for the IntPhys-format scenes the "
-            'workflow renders (README "IntPhys-2019")'
+            'workflow renders (docs/design.md, "IntPhys-2019")'
         )
     # a dataset that is no dev set's root is refused at validation (worldmemory.workflow.config_inputs)
     return INTPHYS_FIXTURE if dataset == "fixture" else dataset

@@ -75,7 +75,7 @@ NOT_DEMONSTRATED = [  # no ssh host, su or sudo here: refused all the same
 
 ACCEPTED = [  # placeholders as arguments of a program that does not evaluate them
     "python -m worldmemory.worldmembench.still_model --request {request}",
-    "conda run -n mymodel python /opt/mymodel/generate.py --request {request}",  # README
+    "conda run -n mymodel python /opt/mymodel/generate.py --request {request}",  # docs/external-models.md
     "bash run.sh --prompt {prompt} {video}",  # a value after the script is the script's argument
     "timeout 600 python gen.py {prompt} {video}",
     "env A=1 nice -n 5 python gen.py --prompt={prompt} {video}",

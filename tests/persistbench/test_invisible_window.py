@@ -72,7 +72,7 @@ def test_no_mask_while_the_target_is_out_of_view(rows):
 def test_the_target_is_followed_while_it_is_shown(rows, prepared):
     """An empty tracker would pass the test above: the static target is followed, and each
     dynamic one until it leaves (it comes back elsewhere, where this tracker does not re-detect
-    it: the README's limits)."""
+    it: docs/perception.md's limits)."""
     assert rows["static_000"]["iou_median"] >= 0.8
     for seq_id in ("dynamic_000", "dynamic_001"):
         shown, masks = prepared[seq_id]

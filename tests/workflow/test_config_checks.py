@@ -338,7 +338,7 @@ def test_an_external_estimators_command_is_checked_before_any_job():
 
 def test_the_commented_calibration_rows_of_the_default_wire_up(tmp_path, snakemake, job_counts):
     """config.yaml ships the calibration rows commented out (beyond the main job's budget); the
-    README says uncomment them: then Table 3 probes each through the embedded model's weights."""
+    docs/targets.md says uncomment them: then Table 3 probes each through the embedded model's weights."""
     text = (REPO / "config" / "config.yaml").read_text()
     lines = [line for line in text.splitlines() if line.startswith("    # calib-")]
     assert len(lines) == 4

@@ -46,7 +46,7 @@ def test_replayed_reference_videos_are_scored_by_the_weight_free_judge(runs):
     """Replayed through the estimators (the optical-flow tracker and the structure-match judge),
     every Perm cell is a number; the omniscient's static target reads as the oracle's (100) and
     the warp-only model's lost target as its 0. The dynamic sphere of this 48 px config is a few
-    pixels wide, too small for the judge (README "Perception agreement")."""
+    pixels wide, too small for the judge (docs/perception.md "Perception agreement")."""
     table = pd.read_csv(runs[0] / AGREEMENT)
     assert set(table["model"]) == {"omniscient", "warp-only", "forgetting"} and set(table["replay"]) == {"clean"}
     cells = table[~table["quantity"].str.startswith("tracking_")].set_index(["model", "quantity"])

@@ -1,4 +1,5 @@
-"""Every command in the README's code blocks works as written.
+"""Every command in the code blocks of the README and of docs/*.md works as written (each distinct
+command once, in the order the pages list them).
 
 Snakemake commands run as dry runs (-n) in a fresh working directory, each with a path from the
 repository as it is written there; ./run.sh's own subcommands too (`./run.sh test` excepted: it
@@ -22,20 +23,28 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.workflow
 
 
-def readme_commands() -> list[str]:
-    """The shell commands of the README's bash code blocks (comments dropped)."""
-    blocks = re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)
+def page_commands(page: Path) -> list[str]:
+    """The shell commands of a Markdown page's bash code blocks (comments dropped)."""
+    blocks = re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S)
     lines = [line.split(" #")[0].strip() for block in blocks for line in block.splitlines()]
     return [line for line in lines if line and not line.startswith("#")]
 
 
-COMMANDS = readme_commands()
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+README_COMMANDS = page_commands(REPO / "README.md")
+COMMANDS = list(dict.fromkeys(c for page in PAGES for c in page_commands(page)))  # each once: dry runs cost seconds
 
 
 def test_the_readme_has_the_commands_this_test_runs():
-    assert "./run.sh snakemake results/permanence/table3.csv --configfile config/paper.yaml" in COMMANDS
-    assert any(c.startswith("snakemake") and "profiles/slurm" in c for c in COMMANDS)
+    assert "./run.sh snakemake results/permanence/table3.csv --configfile config/paper.yaml" in README_COMMANDS
+    assert any(c.startswith("snakemake") and "profiles/slurm" in c for c in README_COMMANDS)
+    assert any("config/examples/my_world_model.yaml" in c for c in README_COMMANDS)
     assert all(c.split()[0] in ("./run.sh", "snakemake", ".venv/bin/python") for c in COMMANDS), COMMANDS
+
+
+def test_the_docs_pages_commands_are_collected():
+    assert len(PAGES) > 1 and "./run.sh snakemake results/worldmembench/perception_agreement_degraded.csv " \
+        "results/persistbench/perception_agreement_degraded.csv" in COMMANDS
 
 
 def snakemake_arguments(words: list[str]) -> list[str] | None:

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "config" / "tiny_worldmembench.yaml"
 MEMORY = ["human_appearance", "object_appearance", "object_geometry", "env_visible", "env_depth",
           "env_recon", "dyn_overall"]
-# the Table 2 columns the no-weights estimators support (README "Perception")
+# the Table 2 columns the no-weights estimators support (docs/perception.md)
 ESTIMATED = ["imaging_quality", "human_appearance", "object_appearance", "object_geometry", "env_visible", "rpe_rot"]
 AGREEING = ESTIMATED[1:]  # General Video Quality has no oracle: not in the agreement table
 AGREEMENT = "results/worldmembench/perception_agreement.csv"
@@ -174,7 +174,7 @@ def test_an_external_model_runs_through_its_command_template(variants):
 def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(run):
     """Each reference model's videos, replayed as an external model, read through the estimators
     close to the oracle and keep the designed order in appearance. The 0.05 bar of every supported column holds
-    on the embedded default (128x96, README "Perception"); at this config's 64x48 the appearance
+    on the embedded default (128x96, docs/perception.md); at this config's 64x48 the appearance
     columns still meet it, while shapes and camera rotations are read more coarsely (0.2)."""
     table = pd.read_csv(run / AGREEMENT)
     scored = table[table["quantity"].isin(AGREEING) & table["oracle"].notna()].set_index(["model", "quantity"])
@@ -199,7 +199,7 @@ def test_estimators_agree_with_the_oracle_on_replayed_reference_videos(run):
 
 def test_the_quality_column_orders_clean_blurred_and_noisy_renders(run):
     """The configured no-reference quality (metric Q) ranks every reference video clean > blur >
-    blur + noise (README "Perception"); BRISQUE did not on any."""
+    blur + noise (docs/perception.md); BRISQUE did not on any."""
     table = pd.read_csv(run / QUALITY_CALIBRATION)
     assert len(table) == 4 * 6  # four reference models x six rollouts of the tiny config
     assert table["ordered"].all(), table
@@ -300,7 +300,7 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
 
 def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run):
     """results/benchmarks/ holds one record per job of the run (wall time, CPU, memory), which
-    worldmemory.workflow.performance turns into the README's table."""
+    worldmemory.workflow.performance turns into docs/performance.md's table."""
     from worldmemory.workflow.performance import markdown, per_directory, read_benchmarks
 
     rows = read_benchmarks(run / "results" / "benchmarks")

@@ -85,7 +85,7 @@ def perfect_scores(tmp_path_factory, scores):
 # 15 px sphere 17 degrees left of the axis); the hand-made descriptor's 14 px cells take in more or
 # less background as an object moves across them (Object Appearance lowest 0.967, object_004); a
 # translation also shows other faces (0.881, object_046; 0.949, object_045). The main job's 50-frame
-# moves read 0.898, 0.875, 0.964 and 0.949 on these cases, within the same floors. README "WorldMemBench".
+# moves read 0.898, 0.875, 0.964 and 0.949 on these cases, within the same floors. docs/design.md "WorldMemBench".
 FLOOR = {("object_geometry", "rotation"): 0.89, ("object_geometry", "translation"): 0.87,
          ("object_appearance", "rotation"): 0.95, ("object_appearance", "translation"): 0.93}
 PERFECT = 0.99  # every other static metric

@@ -197,7 +197,7 @@ def test_translation_cases_carry_their_loop_side(written):
 
 
 # ---------------------------------------------------------------------------------------------
-# Coverage of the case taxonomy (raycaster.CATEGORIES, README "Case coverage")
+# Coverage of the case taxonomy (raycaster.CATEGORIES, docs/design.md "Case coverage")
 
 DEFAULT_CASES = {"human_000": "multi_person", "object_000": "multi_object",
                  "environment_000": "indoor_room", "dynamic_000": "move"}

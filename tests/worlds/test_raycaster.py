@@ -345,7 +345,7 @@ def test_render_rays_accepts_one_origin_per_ray():
 
 
 # ---------------------------------------------------------------------------------------------
-# Subcategories (wd.CATEGORIES, README "Case coverage")
+# Subcategories (wd.CATEGORIES, docs/design.md "Case coverage")
 
 CATEGORY_WORLDS = [(family, category) for family, categories in wd.CATEGORIES.items()
                    for category in categories]

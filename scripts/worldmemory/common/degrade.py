@@ -22,7 +22,7 @@ noise, compresses, changes resolution or has nothing to show where the camera lo
     builds the mask.
 
 Blur sigma 1.5 is the issue's measured case; the noise std, the crf and the factor are chosen as
-clearly visible but typical (documented in the README's "Perception agreement").
+clearly visible but typical (documented in docs/perception.md, "Degraded replays").
 """
 
 from __future__ import annotations

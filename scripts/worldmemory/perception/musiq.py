@@ -41,7 +41,8 @@ class MusiqQuality:
         self.device = torch_device(device)  # a missing GPU fails before anything is read
         if not Path(weights).is_file():
             raise FileNotFoundError(f"MUSIQ weights {weights} do not exist: expected pyiqa's "
-                                    "musiq_spaq_ckpt-358bb6af.pth; place it there (README \"Learned estimators\")")
+                                    "musiq_spaq_ckpt-358bb6af.pth; place it there "
+                                    "(docs/perception.md, \"Learned estimators\")")
         try:
             self.metric = pyiqa.create_metric(METRIC, pretrained_model_path=str(weights), device=self.device)
         except (RuntimeError, KeyError, TypeError, AttributeError) as e:  # load_state_dict's mismatches

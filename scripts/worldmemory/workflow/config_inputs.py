@@ -140,7 +140,7 @@ def check_estimator_files(key: str, estimator) -> None:
             raise ValueError(
                 f"{key}.{option} = {shown(path)}: no such file (relative to the working directory {os.getcwd()}); "
                 f"expected the file the {estimator.backend!r} backend reads as {option}. Fix: correct the path, or "
-                "place the file there first (README \"Learned estimators\")")
+                "place the file there first (docs/perception.md, \"Learned estimators\")")
 
 
 def _estimator_entries(study_name: str, study: dict) -> dict[str, dict]:

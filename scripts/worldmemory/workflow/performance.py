@@ -4,13 +4,13 @@ Every rule that does real work writes Snakemake's benchmark record to
 ``results/benchmarks/<study>/<job>.tsv`` (wall seconds, CPU seconds, peak resident memory of the
 job's processes); a job per case writes ``<study>/<stage>[/<model>]/<case>.tsv``, and the table
 shows such jobs as one row per directory (their times added, the largest memory). This turns them
-into the README's per-job table, so that the performance section is data from a run, not
+into docs/performance.md's per-job table, so that the performance section is data from a run, not
 hand-copied numbers:
 
     python -m worldmemory.workflow.performance                      # print the table
-    python -m worldmemory.workflow.performance --readme README.md   # rewrite it in the README
+    python -m worldmemory.workflow.performance --readme docs/performance.md   # rewrite it there
 
-The README holds the table between the two MARKERS; nothing else of it is touched.
+The page holds the table between the two MARKERS; nothing else of it is touched.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def replace_section(text: str, table: str) -> str:
     """``text`` with everything between the MARKERS replaced by ``table``."""
     begin, end = MARKERS
     if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
-        raise ValueError(f"the README needs one {begin} line followed by one {end} line")
+        raise ValueError(f"the page needs one {begin} line followed by one {end} line")
     head, rest = text.split(begin)
     _, tail = rest.split(end)
     return f"{head}{begin}\n{table}{end}{tail}"

@@ -4,7 +4,7 @@ The papers' nine models (Appendix C) each have their own code, environment and i
 poses (HY-WorldPlay, Matrix-Game 3.5, LingBot), keyboard/mouse (Matrix-Game 3) or captions
 (YUME). The workflow cannot host them, so a model is a shell command template from the config;
 for each rollout the workflow writes a *request* directory and runs the command, which must write
-the video. The contract (also in the README):
+the video. The contract (also in docs/external-models.md):
 
 request/ holds
   * ``conditioning.png``: the case's conditioning frame (frame 0, the V reference);

@@ -40,7 +40,7 @@ PATTERNS = ("tiles", "stripes", "noise")  # 'face' is the head pattern of people
 MECHANISMS = ("fill", "move", "lamp", "slice", "erase", "lift", "melt")
 DEFAULT_MECHANISMS = MECHANISMS[:3]  # what a world without a category draws (the embedded default)
 # Subcategories per family (Figure 2a's outer ring, as far as a procedural world can express them;
-# README "Case coverage"): generate_world(case_id, family, category) draws a world of one of them.
+# docs/design.md "Case coverage"): generate_world(case_id, family, category) draws a world of one of them.
 CATEGORIES = {
     "human": ("single_person", "multi_person"),
     "object": ("single_object", "multi_object", "furniture", "tabletop"),
