@@ -80,10 +80,10 @@ rule worldmembench_table3:
     benchmark:
         benchmark_tsv("worldmembench/table3")
     conda:
-        "../envs/torch.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=1000,
         runtime=10,
     shell:
-        "python -m worldmemory.worldmembench.comparison --stack {input:q} --out {output:q} 2>&1 | tee {log:q}"
+        "python -m worldmemory.report.tables --concat {input:q} --out {output:q} 2>&1 | tee {log:q}"

@@ -24,7 +24,6 @@ which of our models stands for which of the paper's rows.
     python -m worldmemory.worldmembench.comparison --comparison NAME --scores CSV ... \
         --rollouts DIR ... --models M ... --baseline M --out table3.csv [--reasons CSV] \
         [--paper CSV --out-paper CSV --paper-models M=POLICY ...]
-    python -m worldmemory.worldmembench.comparison --stack table3.csv ... --out table3.csv
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ import math
 
 import pandas as pd
 
-from worldmemory.report.tables import DECIMALS, add_paper_options, concat_csv, paper_runs, write_csv
+from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
 from worldmemory.worldmembench.qualification import return_accuracy
 from worldmemory.worldmembench.specs import latency
 from worldmemory.worldmembench.tables import DYNAMIC, SHORT, STATIC, read_scores, table2, table2_reasons
@@ -102,21 +101,16 @@ def _printable(table: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stack", nargs="+", help="comparisons' table3.csv files to stack into --out")
     parser.add_argument("--comparison", default="", help="the comparison's name (its config key)")
-    parser.add_argument("--scores", nargs="+", help="score CSVs of the models (score.py)")
-    parser.add_argument("--rollouts", nargs="+", help="rollout directories of the models (costs.csv, manifest.json)")
-    parser.add_argument("--models", nargs="+", help="the rows, top to bottom")
-    parser.add_argument("--baseline", help="the model of --models the speedups are relative to")
+    parser.add_argument("--scores", nargs="+", required=True, help="score CSVs of the models (score.py)")
+    parser.add_argument("--rollouts", nargs="+", required=True,
+                        help="rollout directories of the models (costs.csv, manifest.json)")
+    parser.add_argument("--models", nargs="+", required=True, help="the rows, top to bottom")
+    parser.add_argument("--baseline", required=True, help="the model of --models the speedups are relative to")
     parser.add_argument("--out", required=True)
     parser.add_argument("--reasons", help="CSV of why each NaN cell is NaN")
     add_paper_options(parser, "resources/paper_values/worldmembench_table3.csv", "drifting=FullKV")
     args = parser.parse_args(argv)
-    if args.stack:
-        print(f"[table3] {concat_csv(args.stack, args.out)} rows of {len(args.stack)} comparison(s) -> {args.out}")
-        return
-    if not (args.scores and args.rollouts and args.models and args.baseline):
-        parser.error("--scores, --rollouts, --models and --baseline are required without --stack")
     runs = paper_runs(parser, args)
 
     scores = read_scores(args.scores)
