@@ -514,3 +514,5 @@ rule worldmembench_quality_calibration:
 include: "worldmembench_figures.smk"
 # the human study's annotation pages (Appendix F, Figures 8 and 9)
 include: "worldmembench_annotation.smk"
+# Table 3's controlled comparisons of a model's variants (Section 5.5, Appendix H)
+include: "worldmembench_comparisons.smk"

@@ -351,3 +351,28 @@ def test_the_commented_calibration_rows_of_the_default_wire_up(tmp_path, snakema
     for name in ("calib-oracle", "calib-freezer", "calib-extrapolation", "calib-posterior-0.75"):
         assert f"--model-name {name} " in dry.stdout
     assert dry.stdout.count("--weights results/models/vjepa2-tiny-scratch") == 5
+
+
+def test_comparisons_refuse_unknown_models_a_stray_baseline_and_colliding_variants():
+    """Table 3's comparisons (worldmembench.comparisons): each refusal names its key and the fix;
+    a variant is checked like a model, at its own key."""
+    config = load()
+    block = config["worldmembench"]["comparisons"]["drift_rate"]
+    block["models"].append("drift-fats")
+    block["baseline"] = "omniscient"
+    block["variants"]["amnesic"] = {"kind": "reference", "reference": "amnesic"}
+    block["variants"]["drift-slow"]["params"]["rte"] = 1
+    config["worldmembench"]["comparisons"]["again"] = {
+        "models": ["drift-fast"], "baseline": "drift-fast", "paper_names": {"drifting": "FoV"},
+        "variants": {"drift-fast": {"kind": "reference", "reference": "drifting"}}}
+    message = problems(config)
+    key = "worldmembench.comparisons.drift_rate"
+    assert message.startswith("config: 6 problem(s)")
+    assert (f"- {key}.models: 'drift-fats' is no model of worldmembench.models and no comparison's variant; "
+            "expected some of: ") in message and "Fix: did you mean 'drift-fast'?" in message
+    assert f"- {key}.baseline = 'omniscient': not one of {key}.models (drift-slow, drifting, drift-fast" in message
+    assert f"- {key}.variants.amnesic: also a model of worldmembench.models" in message
+    assert f"- {key}.variants.drift-slow.params.rte = 1: unknown key 'rte'" in message
+    assert (f"- worldmembench.comparisons.again.variants.drift-fast: also a variant of {key}. Fix: rename one of "
+            "them") in message
+    assert "- worldmembench.comparisons.again.paper_names.drifting: not one of " in message

@@ -263,6 +263,11 @@ def fuzz_base(tmp_path: Path) -> dict:
         c["persistbench"]["sequences"]["schedule"] = {"shape": "visible-invisible-visible"}
         c["worldmembench"]["figures"] = {"cases": ["human_000"], "models": ["omniscient"],
                                          "trajectories": {"human_000": "LRLR"}}
+        c["worldmembench"]["comparisons"] = {"drift_rate": {
+            "models": ["drift-slow", "drifting"], "baseline": "drifting", "paper_names": {"drifting": "FullKV"},
+            "variants": {"drift-slow": {"kind": "reference", "reference": "drifting", "params": {"rate": 0.01}},
+                         "still": {"kind": "external", "paper_name": "Some Model", "command": (
+                             "python -m worldmemory.worldmembench.still_model --request {request}")}}}}
 
     config = tiny_config(extra)
     check_config(config)

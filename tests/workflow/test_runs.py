@@ -41,6 +41,15 @@ def test_a_reference_model_gets_a_replay_per_degradation_when_agreement_is_on():
                                                "agreement_degradations": ["h264"]})) == {"omniscient", "mine"}
 
 
+def test_a_comparisons_variants_are_runs_but_never_replayed():
+    """Table 3's variants are rolled out and scored like the models, and not replayed."""
+    slow = {"kind": "reference", "reference": "drifting", "params": {"rate": 0.01}}
+    comparisons = {"rate": {"models": ["omniscient", "slow"], "baseline": "omniscient", "variants": {"slow": slow}}}
+    runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True, "agreement_degradations": [],
+                                            "comparisons": comparisons})
+    assert set(runs) == {"omniscient", "omniscient.replay", "mine", "slow"} and runs["slow"] == slow
+
+
 @pytest.mark.parametrize("name", ["manifest.json", "costs.csv"])
 def test_a_case_or_sequence_may_not_take_the_name_of_a_models_file(tmp_path, name):
     (tmp_path / name).mkdir()

@@ -26,6 +26,7 @@ ESTIMATED = ["imaging_quality", "human_appearance", "object_appearance", "object
 AGREEING = ESTIMATED[1:]  # General Video Quality has no oracle: not in the agreement table
 AGREEMENT = "results/worldmembench/perception_agreement.csv"
 QUALITY_CALIBRATION = "results/worldmembench/quality_calibration.csv"
+TABLE3 = "results/worldmembench/table3.csv"  # outside the main job
 FIGURE = "results/worldmembench/figures/human_000.png"  # Figure 6's kind, outside the main job
 CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
@@ -114,7 +115,8 @@ def test_departure_and_return_controls(run):
 @pytest.fixture(scope="module")
 def variants(tmp_path_factory, snakemake):
     """One run of the model variants the default tiny config lacks: two drift rates, and an
-    external command beside the omniscient reference."""
+    external command beside the omniscient reference; and Table 3 over three drift rates, the
+    middle one a comparison's variant (rolled out for it alone)."""
     workdir = tmp_path_factory.mktemp("variants")
     config = yaml.safe_load(TINY.read_text())
     config["worldmembench"]["models"] = {
@@ -123,9 +125,12 @@ def variants(tmp_path_factory, snakemake):
         "still": {"kind": "external", "paper_name": "LingBot-World", "runtime": 5,
                   "command": "python -m worldmemory.worldmembench.still_model --request {request}"},
     }
+    config["worldmembench"]["comparisons"] = {"drift_rate": {
+        "models": ["drift-0.02", "drift-0.1", "drift-0.3"], "baseline": "drift-0.1",
+        "variants": {"drift-0.1": {"kind": "reference", "reference": "drifting", "params": {"rate": 0.1}}}}}
     path = workdir / "variants.yaml"
     path.write_text(yaml.safe_dump(config))
-    snakemake(workdir, path, "results/table2.csv", "results/worldmembench/table12.csv")
+    snakemake(workdir, path, "results/table2.csv", "results/worldmembench/table12.csv", TABLE3)
     return workdir
 
 
@@ -141,6 +146,19 @@ def test_drift_rate_orders_the_scores(variants):
     t = pd.read_csv(variants / "results" / "table2.csv").set_index("model")
     for metric in MEMORY[:6]:  # appearance and shape drift: every static memory metric
         assert t.loc["drift-0.02", metric] > t.loc["drift-0.3", metric], metric
+
+
+def test_table3_ranks_the_drift_rates_as_designed(variants):
+    """Table 3 (Section 5.5): rows in the comparison's order, slower drift above faster on every
+    Static Memory column it scores, the baseline's speedup 1; reference models turn back exactly
+    (every return reached, no error). The variant is no row of Table 2."""
+    t3 = pd.read_csv(variants / TABLE3).set_index("model")
+    assert list(t3.index) == ["drift-0.02", "drift-0.1", "drift-0.3"] and (t3["comparison"] == "drift_rate").all()
+    for metric in MEMORY[:6]:
+        assert t3.loc["drift-0.02", metric] > t3.loc["drift-0.1", metric] > t3.loc["drift-0.3", metric], metric
+    assert t3.loc["drift-0.1", "speedup"] == 1.0 and (t3["latency_s"] > 0).all()
+    assert (t3["returns_reached"] == 1.0).all() and (t3["return_error_deg"] == 0.0).all()
+    assert "drift-0.1" not in set(pd.read_csv(variants / "results" / "table2.csv")["model"])
 
 
 def test_an_external_model_runs_through_its_command_template(variants):

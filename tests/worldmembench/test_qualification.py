@@ -287,3 +287,15 @@ def test_paper_table12_sits_beside_ours_over_our_runs_of_the_papers_models():
     assert obj["qualified_ours"] == pytest.approx(0.3) and obj["M_ours"] == 1
     assert obj["positive_ours"] == "1/1"
     assert math.isnan(side.set_index(["part", "metric"]).loc[("cross_axis", "env_visible"), "qualified_ours"])
+
+
+def test_return_accuracy_is_appendix_h_reach_fraction_and_mean_error():
+    """Appendix H: reached = return error <= 30 deg (Table 11's R_30; an unposed return is not
+    reached), the mean error over the posed returns: errors 10, 30, 50 and one NaN -> 2/4, 30."""
+    rows = (env_video("m", "e1", "LRLR", [0.5, 0.5], [(90.0, 10.0), (90.0, 30.0)])
+            + env_video("m", "e1", "LRUD", [0.5, 0.5], [(90.0, 50.0), (90.0, NAN)])
+            + env_video("n", "e1", "LRLR", [0.5, 0.5]))
+    got = q.return_accuracy(frame(rows)).set_index("model")
+    assert got.loc["m", "returns_reached"] == pytest.approx(0.5)
+    assert got.loc["m", "return_error_deg"] == pytest.approx(30.0)
+    assert (got.loc["n", "returns_reached"], got.loc["n", "return_error_deg"]) == (1.0, POSED[1])

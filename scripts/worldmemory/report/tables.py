@@ -1,5 +1,8 @@
 """Table writing every study shares: byte-stable CSVs and the options that print a paper's
-numbers beside ours. No study logic lives here."""
+numbers beside ours. No study logic lives here.
+
+    python -m worldmemory.report.tables --concat part.csv ... --out joined.csv
+"""
 
 from __future__ import annotations
 
@@ -50,3 +53,15 @@ def paper_runs(parser: argparse.ArgumentParser, args) -> dict[str, str]:
     if bool(args.paper) != bool(args.out_paper):
         parser.error("--paper and --out-paper go together")
     return {paper_model: run for run, paper_model in (m.split("=", 1) for m in args.paper_models)}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Join CSV files that share a header (concat_csv).")
+    parser.add_argument("--concat", nargs="+", required=True, help="the parts, in order")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    print(f"[tables] {concat_csv(args.concat, args.out)} rows of {len(args.concat)} file(s) -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

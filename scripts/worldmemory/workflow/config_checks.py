@@ -62,6 +62,11 @@ def check_config(config: dict) -> None:
 
     Names: no permanence model takes a name of RESERVED_NAMES (a shared output's).
 
+    Comparisons (``worldmembench.comparisons``, Table 3): each ``variants`` entry is checked like a
+    model of worldmembench.models, at its own key; a variant id is no model's and no other
+    comparison's variant's; ``models`` names models or variants, ``baseline`` one of ``models``,
+    ``paper_names`` models of ``models`` and no paper row twice.
+
     What leaves the config (user directories, the IntPhys dataset and baseline, estimator files,
     revisions, model name lengths, paths starting with '-'): config_inputs.input_problems.
     """
@@ -245,8 +250,8 @@ def _trajectory_values(study: dict, names: list[str]):
     shared = {k: t for name in names for k, t in types[name].items()}
     study_params = study.get("trajectory_params", {})
     blocks = {"worldmembench.trajectory_params": study_params,
-              **{f"worldmembench.models.{model}.trajectory_params": spec.get("trajectory_params", {})
-                 for model, spec in study.get("models", {}).items()}}
+              **{f"{key}.trajectory_params": spec.get("trajectory_params", {})
+                 for key, _, spec in _study_models("worldmembench", study)}}
     entries = []
     for key, block in blocks.items():
         for k, v in block.items():
@@ -261,10 +266,9 @@ def _trajectory_values(study: dict, names: list[str]):
     if typed:
         return
     problems = {}
-    for model, spec in study.get("models", {}).items():
+    for model_key, model, spec in _study_models("worldmembench", study):
         params = tj.merge_params(study_params, spec.get("trajectory_params", {}))
-        key = (f"worldmembench.models.{model}.trajectory_params" if spec.get("trajectory_params")
-               else "worldmembench.trajectory_params")
+        key = f"{model_key}.trajectory_params" if spec.get("trajectory_params") else "worldmembench.trajectory_params"
         for name in names:
             own = {k: v for k, v in params.items() if k in types[name]}
             if isinstance(params.get(name), dict):
@@ -296,8 +300,8 @@ def _worldmembench(study: dict):
         valid = set.union(*keywords.values())
         expected = "the trajectory parameters of worldmemory.worldmembench.trajectories.build"
     blocks = {"worldmembench.trajectory_params": study.get("trajectory_params", {})}
-    for name, spec in study.get("models", {}).items():
-        blocks[f"worldmembench.models.{name}.trajectory_params"] = spec.get("trajectory_params", {})
+    for key, _, spec in _study_models("worldmembench", study):
+        blocks[f"{key}.trajectory_params"] = spec.get("trajectory_params", {})
     for key, block in list(blocks.items()):
         for name in sorted(set(block) & set(keywords)):  # a trajectory's own block (trajectories.resolve)
             own = block[name]
@@ -330,6 +334,57 @@ def _worldmembench(study: dict):
     yield from _reference_params("worldmembench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("worldmembench", study, PLACEHOLDERS)
     yield from _perception("worldmembench", study)
+    yield from _comparisons(study)
+
+
+def _study_models(study_name: str, study: dict) -> list[tuple[str, str, dict]]:
+    """Every model of a study as (its config key, its run name, its spec): ``<study>.models.<name>``,
+    then each comparison's variants, ``<study>.comparisons.<comparison>.variants.<name>``."""
+    found = [(f"{study_name}.models.{name}", name, spec) for name, spec in study.get("models", {}).items()]
+    for comparison, block in study.get("comparisons", {}).items():
+        found += [(f"{study_name}.comparisons.{comparison}.variants.{name}", name, spec)
+                  for name, spec in block.get("variants", {}).items()]
+    return found
+
+
+def _comparisons(study: dict):
+    """Table 3's comparisons: variant ids apart from the models and from each other; ``models``
+    known (a model or any comparison's variant), ``baseline`` and ``paper_names`` among them."""
+    models, owner = study.get("models", {}), {}
+    for comparison, block in study.get("comparisons", {}).items():
+        key = f"worldmembench.comparisons.{comparison}"
+        for name in block.get("variants", {}):
+            if name in models:
+                yield (f"{key}.variants.{name}: also a model of worldmembench.models; a variant is a run of its own "
+                       f"(its rollouts, its scores). Fix: rename the variant, or drop it and name the model "
+                       f"{name!r} in {key}.models")
+            elif name in owner:
+                yield (f"{key}.variants.{name}: also a variant of {owner[name]}. Fix: rename one of them, or define "
+                       f"it once and name it in both comparisons' models")
+            owner.setdefault(name, f"worldmembench.comparisons.{comparison}")
+    known = [*models, *owner]
+    for comparison, block in study.get("comparisons", {}).items():
+        key = f"worldmembench.comparisons.{comparison}"
+        for name in block.get("models", []):
+            if name not in known:
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                yield (f"{key}.models: {name!r} is no model of worldmembench.models and no comparison's variant; "
+                       f"expected some of: {', '.join(known)}. Fix: {hint}correct it, or define it under "
+                       f"{key}.variants")
+        if block.get("baseline") not in block.get("models", []):
+            yield (f"{key}.baseline = {block.get('baseline')!r}: not one of {key}.models "
+                   f"({', '.join(block.get('models', []))}). Fix: name the model the speedups are relative to "
+                   "among the models, or add it to models")
+        names = block.get("paper_names", {})
+        for name in names:
+            if name not in block.get("models", []):
+                yield (f"{key}.paper_names.{name}: not one of {key}.models ({', '.join(block.get('models', []))}). "
+                       "Fix: label a model of the comparison, or remove the entry")
+        taken = sorted(row for row in set(names.values()) if list(names.values()).count(row) > 1)
+        for row in taken:
+            yield (f"{key}.paper_names: {sorted(m for m, r in names.items() if r == row)} all stand for the paper's "
+                   f"{row!r}. Fix: label one model per paper row")
 
 
 def _persistbench(study: dict):
@@ -356,10 +411,10 @@ def _persistbench(study: dict):
 def _reference_params(study_name: str, study: dict, defaults: dict[str, dict], minimum: dict[str, float]):
     """Reference models' ``params`` against the study's DEFAULT_PARAMS and PARAM_MINIMUM (what
     resolve_params takes): known names, each value of its default's type and in range."""
-    for name, spec in study.get("models", {}).items():
+    for model_key, _, spec in _study_models(study_name, study):
         if spec.get("kind") != "reference" or spec.get("reference") not in defaults:
             continue  # the schema's enum already names the valid reference models
-        reference, key, params = spec["reference"], f"{study_name}.models.{name}.params", spec.get("params", {})
+        reference, key, params = spec["reference"], f"{model_key}.params", spec.get("params", {})
         for param in sorted(params):
             if param not in defaults[reference]:
                 yield _unknown(key, params, param, defaults[reference],
@@ -376,12 +431,12 @@ def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
     placeholders, one of the output ones, none inside quotes; refused before any job runs."""
     from worldmemory.external import check_template
 
-    for name, spec in study.get("models", {}).items():
+    for key, _, spec in _study_models(study_name, study):
         if spec.get("kind") == "external":
             try:
                 check_template(spec["command"], placeholders)
             except ValueError as e:
-                yield f"{study_name}.models.{name}.command: {e}"
+                yield f"{key}.command: {e}"
 
 
 def _perception(study_name: str, study: dict):
@@ -418,7 +473,7 @@ def _perception(study_name: str, study: dict):
 
             if problem := event_judge_problem(name):
                 yield problem
-    for name in study.get("models", {}):
+    for key, name, _ in _study_models(study_name, study):
         if REPLAY in name:
-            yield (f"{study_name}.models.{name}: names with {REPLAY!r} are the replays of the agreement "
+            yield (f"{key}: names with {REPLAY!r} are the replays of the agreement "
                    f"tables (<model>{REPLAY}, <model>{REPLAY}-<degradation>). Fix: rename the model")

@@ -17,14 +17,23 @@ from worldmemory.worldmembench.cases import embedded_plan, user_cases
 REPLAY_KEY = {"worldmembench": "{case}/{trajectory_name}", "persistbench": "{sequence}"}
 
 
+def comparison_variants(block: dict) -> dict[str, dict]:
+    """The models that exist only for a comparison (``comparisons.<name>.variants``; WorldMemBench
+    Table 3), id -> spec, in config order: rolled out and scored like the study's models, never
+    rows of its main tables, never replayed."""
+    return {name: spec for comparison in block.get("comparisons", {}).values()
+            for name, spec in comparison.get("variants", {}).items()}
+
+
 def benchmark_runs(study: str, block: dict) -> dict[str, dict]:
-    """Every run of a benchmark study, name -> spec: its models and, with ``agreement`` on, each
+    """Every run of a benchmark study, name -> spec: its models, its comparisons' variants
+    (comparison_variants) and, with ``agreement`` on, each
     reference model replayed as an external model (``<model>.replay``, worldmemory.external.replay),
     which reaches scoring without truth channels: the configured estimators score the same
     pixels as the oracle (the perception-agreement tables); and replayed degraded by each recipe
     of ``agreement_degradations`` (``<model>.replay-<recipe>``, common.degrade), whose
     ``degradation`` names the recipe ("clean" for the plain replay)."""
-    runs = dict(block["models"])
+    runs = {**block["models"], **comparison_variants(block)}
     for name, spec in block["models"].items():
         if not (block["agreement"] and spec["kind"] == "reference"):
             continue

@@ -94,6 +94,23 @@ def _pose_slots(scores: pd.DataFrame, tolerance: float) -> pd.DataFrame:
     return slots
 
 
+def return_accuracy(scores: pd.DataFrame) -> pd.DataFrame:
+    """Appendix H's return accuracy, a row per model with Environment slots: over its Environment
+    revisit slots on ROTATIONS ("490 Environment revisit slots" at the paper's size),
+    ``returns_reached`` is the fraction of returns that reach the target viewpoint (57.6% FullKV,
+    65.3% FoV) and ``return_error_deg`` the mean return rotation error (31.0 and 26.7 deg).
+
+    The paper does not define "reach" in Appendix H; we read it as Table 11's R_30 (return error
+    <= 30 deg, its main criterion), so the fraction is env_R30 / 100, with a slot without a pose
+    (NaN error) not reached, as there. The mean error is over the slots with a pose (NaN when
+    none has one): an unposed return has no error to average.
+    """
+    slots = _pose_slots(scores, DEPARTURE_DEG)
+    rows = [{"model": model, "returns_reached": own["R"].mean(), "return_error_deg": own["return_error_deg"].mean()}
+            for model, own in slots.groupby("model", sort=False)]
+    return pd.DataFrame(rows, columns=["model", "returns_reached", "return_error_deg"]).round(DECIMALS)
+
+
 def _qualified_cases(slots: pd.DataFrame, part: str) -> dict[tuple[str, str], None]:
     """(model, case) pairs, in order of appearance, whose videos of the part's trajectories all
     have slots for revisits 1..K and whose every such slot qualifies (an ordered set)."""
