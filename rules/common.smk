@@ -425,15 +425,15 @@ def paper_args(runs, input, output, ablation=False):
     return shlex.join(args)
 
 
-def figure_runs(figures, runs):
+def figure_runs(rows, runs):
     """A WorldMemBench figure's inputs: each row's rollouts and case scores, and the perception
-    (tracks) of a run without ground truth; ``figures``: case -> (trajectory, models)."""
+    (tracks) of a run without ground truth; ``rows(wildcards)``: the figure's models."""
 
     def files(wildcards):
         case = wildcards.case
         return [
             path
-            for m in figures[case][1]
+            for m in rows(wildcards)
             for path in (
                 f"results/worldmembench/rollouts/{m}/{case}",
                 f"results/worldmembench/scores/{m}/cases/{case}",

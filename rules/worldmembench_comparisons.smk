@@ -87,3 +87,42 @@ rule worldmembench_table3:
         runtime=10,
     shell:
         "python -m worldmemory.report.tables --concat {input:q} --out {output:q} 2>&1 | tee {log:q}"
+
+
+# Figure 10 (Appendix H): the qualitative figure of worldmembench.figures' cases (and trajectories)
+# with a comparison's models as rows, top to bottom in the comparison's order
+use rule worldmembench_figure as worldmembench_comparison_figure with:
+    input:
+        case=WMB_CASE_DIR,
+        runs=figure_runs(lambda wc: WMB_COMPARISONS[wc.comparison]["models"], WMB_RUNS),
+        config=CONFIG_STAMP,
+    output:
+        png=report(
+            "results/worldmembench/comparisons/{comparison}/figures/{case}.png",
+            caption="../report/worldmembench_figures.rst",
+            category=WMB_REPORT,
+            subcategory="Figure 10",
+        ),
+        pdf="results/worldmembench/comparisons/{comparison}/figures/{case}.pdf",
+        provenance="results/worldmembench/comparisons/{comparison}/figures/{case}.json",
+    log:
+        "results/logs/worldmembench/comparisons/{comparison}/figures/{case}.log",
+    benchmark:
+        benchmark_tsv("worldmembench/comparisons/{comparison}/figures/{case}")
+    wildcard_constraints:
+        case=unit_constraint(WMB_FIGURES),
+        comparison=unit_constraint(WMB_COMPARISONS),
+    params:
+        config_sha=CONFIG_SHA,
+        models=lambda wc: WMB_COMPARISONS[wc.comparison]["models"],
+        trajectory=lambda wc: WMB_FIGURES[wc.case][0],
+
+
+# every comparison's Figure 10 over every case of worldmembench.figures
+rule worldmembench_comparison_figures:
+    input:
+        expand(
+            "results/worldmembench/comparisons/{comparison}/figures/{case}.png",
+            comparison=WMB_COMPARISONS,
+            case=WMB_FIGURES,
+        ),

@@ -1,6 +1,6 @@
 # WorldMemBench's qualitative figures (Figures 4, 6, 7; Appendix E): one job per case of
 # worldmembench.figures, a row per model, outside the main job. `snakemake worldmembench_figures`
-# builds them all. A Figure-10-style figure is the same job with a comparison's models as rows.
+# builds them all. Figure 10 (a comparison's models as rows) is the same job, in worldmembench_comparisons.smk.
 
 from worldmemory.worldmembench.qualitative import figure_selection
 
@@ -11,7 +11,7 @@ WMB_FIGURES = figure_selection(WMB.get("figures", {}), WMB_CASES, list(WMB_MODEL
 rule worldmembench_figure:
     input:
         case=WMB_CASE_DIR,
-        runs=figure_runs(WMB_FIGURES, WMB_RUNS),
+        runs=figure_runs(lambda wc: WMB_FIGURES[wc.case][1], WMB_RUNS),
         config=CONFIG_STAMP,
     output:
         png=report(

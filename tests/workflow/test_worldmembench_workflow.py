@@ -6,6 +6,7 @@ test: every table and figure); changing one model's settings reruns only that mo
 tables that depend on them (the permanence counterpart is in test_workflow.py)."""
 
 import base64
+import json
 import os
 import signal
 import subprocess
@@ -28,6 +29,7 @@ AGREEMENT = "results/worldmembench/perception_agreement.csv"
 QUALITY_CALIBRATION = "results/worldmembench/quality_calibration.csv"
 TABLE3 = "results/worldmembench/table3.csv"  # outside the main job
 FIGURE = "results/worldmembench/figures/human_000.png"  # Figure 6's kind, outside the main job
+FIGURE10 = "results/worldmembench/comparisons/drift_rate/figures/human_000.png"  # a comparison's rows
 CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
 # every table and figure of the targets: the two runs are WorldMemBench's determinism test too
@@ -130,7 +132,7 @@ def variants(tmp_path_factory, snakemake):
         "variants": {"drift-0.1": {"kind": "reference", "reference": "drifting", "params": {"rate": 0.1}}}}}
     path = workdir / "variants.yaml"
     path.write_text(yaml.safe_dump(config))
-    snakemake(workdir, path, "results/table2.csv", "results/worldmembench/table12.csv", TABLE3)
+    snakemake(workdir, path, "results/table2.csv", "results/worldmembench/table12.csv", TABLE3, FIGURE10)
     return workdir
 
 
@@ -159,6 +161,15 @@ def test_table3_ranks_the_drift_rates_as_designed(variants):
     assert t3.loc["drift-0.1", "speedup"] == 1.0 and (t3["latency_s"] > 0).all()
     assert (t3["returns_reached"] == 1.0).all() and (t3["return_error_deg"] == 0.0).all()
     assert "drift-0.1" not in set(pd.read_csv(variants / "results" / "table2.csv")["model"])
+
+
+def test_figure10_shows_the_comparisons_models_in_its_order(variants):
+    """Figure 10 (Appendix H) is the qualitative figure with a comparison's models as rows, the
+    variant rolled out for the comparison alone among them, top to bottom in the comparison's order."""
+    log = variants / "results/logs/worldmembench/comparisons/drift_rate/figures/human_000.log"
+    printed = json.loads(next(line for line in log.read_text().splitlines() if line.startswith('{"figure"')))
+    assert printed["models"] == ["drift-0.02", "drift-0.1", "drift-0.3"] and printed["trajectory"] == "LRLR"
+    assert (variants / FIGURE10).read_bytes()[:4] == b"\x89PNG" and (variants / FIGURE10).with_suffix(".pdf").is_file()
 
 
 def test_an_external_model_runs_through_its_command_template(variants):
