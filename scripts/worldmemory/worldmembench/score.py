@@ -71,6 +71,7 @@ from worldmemory.worldmembench.gather import INFO
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
+    ITEM,
     dynamic_case,
     judge_rollout,
     score_case,
@@ -91,7 +92,6 @@ COLUMNS = ["model", "case", "family", "trajectory", "metric", "target", "revisit
 SPHERE_GRID = (72, 36)  # (n_az, n_el) of static_memory.spherical_field: 5 degree bins
 BATCH = 8  # frames per feature-backend call
 FLOAT_FORMAT = "%.10g"
-ITEM = "dyn_item"  # a Dynamic Memory checklist item's gated 0/1, per question (target: its id)
 
 
 def score_model(cases_dir, rollouts_dir, family: str, backend, estimates=None,
