@@ -514,3 +514,5 @@ rule worldmembench_quality_calibration:
 include: "worldmembench_figures.smk"
 # the human study's annotation pages (Appendix F, Figures 8 and 9)
 include: "worldmembench_annotation.smk"
+# the human study's sets, simulated annotators and Tables 6, 7 (Appendix F)
+include: "worldmembench_human.smk"

@@ -263,6 +263,9 @@ def fuzz_base(tmp_path: Path) -> dict:
         c["persistbench"]["sequences"]["schedule"] = {"shape": "visible-invisible-visible"}
         c["worldmembench"]["figures"] = {"cases": ["human_000"], "models": ["omniscient"],
                                          "trajectories": {"human_000": "LRLR"}}
+        for part in ("static", "dynamic"):
+            (tmp_path / "exports" / part).mkdir(parents=True)
+        c["worldmembench"]["human_study"] = {"models": ["omniscient", "amnesic"], "exports": str(tmp_path / "exports")}
 
     config = tiny_config(extra)
     check_config(config)

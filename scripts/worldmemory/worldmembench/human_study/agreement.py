@@ -157,6 +157,12 @@ def vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, row: str) -> pd.DataFrame:
     return merged[[row, "statistic", "paper", "ours", "source"]]
 
 
+def read_study(directory) -> dict:
+    """The study sets and keys under ``directory`` (study_sets.py), by their names there."""
+    return {name: json.loads((Path(directory) / name).read_text())
+            for name in ("static/pairs.json", "static/key.json", "dynamic/instances.json", "dynamic/key.json")}
+
+
 def read_exports(directory, study: str) -> list[dict]:
     """Every ``<annotator>.json`` of ``directory``, checked (exports.read_export)."""
     paths = sorted(Path(directory).glob("*.json"))
@@ -177,8 +183,7 @@ def main(argv=None) -> None:
         ap.add_argument(f"--paper{name[-1]}", required=True, type=Path, help=f"the paper's {name} values")
         ap.add_argument(f"--out-paper{name[-1]}", required=True, type=Path)
     args = ap.parse_args(argv)
-    study = {name: json.loads((args.study_dir / name).read_text())
-             for name in ("static/pairs.json", "static/key.json", "dynamic/instances.json", "dynamic/key.json")}
+    study = read_study(args.study_dir)
     static = read_exports(args.static_exports, "static")
     dynamic = read_exports(args.dynamic_exports, "dynamic")
     t6 = table6(study["static/pairs.json"], study["static/key.json"], static)

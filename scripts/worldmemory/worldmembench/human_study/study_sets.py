@@ -51,6 +51,15 @@ NAMESPACE = "worldmembench-human-study"
 METRICS = tuple(QUESTIONS)  # the six Static Memory metrics of Table 6, in the paper's order
 
 
+def study_models(models: list[str], chosen: list[str] | None) -> list[str]:
+    """The study's models (worldmembench.human_study.models, sorted): all of ``models`` when unset."""
+    unknown = sorted(set(chosen or []) - set(models))
+    if unknown:
+        raise ValueError(f"worldmembench.human_study.models names {', '.join(map(repr, unknown))}, expected models "
+                         f"of worldmembench.models ({', '.join(models)}); fix the list or leave it out for all")
+    return sorted(chosen or models)
+
+
 def slot_scores(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (metric, case, trajectory, revisit, model) of the six metrics: the mean over
     the case's targets of the revisit's score, an invalid revisit scoring 0 (Eq. 1); NaN where a
