@@ -95,10 +95,12 @@ def test_table7_correlates_majority_checklist_scores_with_the_judges():
     assert t7.loc["return_progress", "spearman_rho"] == pytest.approx(1.0)
     # causal physical (items 7-8): only the last instance has them: both sides 0, 0, 0, 1
     assert t7.loc["causal_physical", "plcc"] == pytest.approx(1.0)
-    # the majority of three: two annotators' 1 against one 0 is 1
-    instances, key, exports = _dynamic([items(8)] * 2, [items(8), items(0)])
+    # the majority of three: 1, 1, 0 is 1 and 1, 0, 0 is 0 (human 1, 0 against the judge's 1, 0)
+    instances, key, exports = _dynamic([items(8), items(0)], [items(8), items(8)])
     exports[2]["answers"][0]["items"] = items(0)
-    assert table7(instances, key, exports).set_index("dimension").loc["overall", "instances"] == 2
+    for export in exports[1:]:
+        export["answers"][1]["items"] = items(0)
+    assert table7(instances, key, exports).set_index("dimension").loc["overall", "plcc"] == pytest.approx(1.0)
 
 
 def test_the_event_gate_zeroes_a_simulated_answer_that_sees_no_start():
@@ -142,6 +144,8 @@ def test_the_static_set_is_blinded_and_its_ab_order_drawn_by_the_seed(tmp_path):
     assert first["reference_frames"] == [0, 8] and first["revisit_frames"] == ([12, 20], [24, 32])[first["revisit"] - 1]
     row = key["pairs"][0]
     assert row["automatic"] == ("A" if row["score_a"] > row["score_b"] else "B")
+    # which model is A is drawn: both orders occur, and another seed draws other sides
+    assert {r["model_a"] < r["model_b"] for r in key["pairs"]} == {True, False}
     other = static_set(scores, rollouts, MODELS, 20, seed=1)[1]
     sides = {s: [(r["model_a"], r["model_b"]) for r in k["pairs"]] for s, k in ((0, key), (1, other))}
     assert sides[0] != sides[1]
