@@ -44,16 +44,17 @@ rule worldmembench_human_study_sets:
         runtime=10,
     params:
         config_sha=CONFIG_SHA,
+        # the study's directory, above static/ and dynamic/
+        dir=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),
         models=WMB_HUMAN_MODELS,
-        cases=worldmembench_cases_root(),
         seed=WMB_HUMAN["seed"],
         pairs=WMB_HUMAN["pairs_per_metric"],
         instances=WMB_HUMAN["instances"],
     shell:
         "python -m worldmemory.worldmembench.human_study.study_sets --scores results/worldmembench/scores"
-        " --models {params.models:q} --cases {params.cases:q} --rollouts results/worldmembench/rollouts"
+        " --models {params.models:q} --cases {input.cases:q} --rollouts results/worldmembench/rollouts"
         " --seed {params.seed:q} --pairs-per-metric {params.pairs:q} --instances {params.instances:q}"
-        " --out {WMB_HUMAN_DIR:q} 2>&1 | tee {log:q}"
+        " --out {params.dir:q} 2>&1 | tee {log:q}"
 
 
 rule worldmembench_human_simulated:
@@ -119,10 +120,11 @@ rule worldmembench_human_tables:
         runtime=5,
     params:
         config_sha=CONFIG_SHA,
+        dir=lambda wc, input: os.path.dirname(os.path.dirname(input.study[0])),
         note=WMB_HUMAN_NOTE,
         seeds=json.dumps({"human_study": WMB_HUMAN["seed"]}),
     shell:
-        "(python -m worldmemory.worldmembench.human_study.agreement --study-dir {WMB_HUMAN_DIR:q}"
+        "(python -m worldmemory.worldmembench.human_study.agreement --study-dir {params.dir:q}"
         " --static-exports {input.exports[0]:q} --dynamic-exports {input.exports[1]:q} --exports-note {params.note:q}"
         " --table6 {output.table6:q} --paper6 {input.paper6:q} --out-paper6 {output.paper6:q}"
         " --table7 {output.table7:q} --paper7 {input.paper7:q} --out-paper7 {output.paper7:q}"
@@ -150,11 +152,12 @@ rule worldmembench_human_curve:
         runtime=5,
     params:
         config_sha=CONFIG_SHA,
+        dir=lambda wc, input: os.path.dirname(os.path.dirname(input.study[0])),
         noise=WMB_HUMAN["noise_curve"],
         annotators=WMB_HUMAN["annotators"],
         seed=WMB_HUMAN["seed"],
     shell:
-        "python -m worldmemory.worldmembench.human_study.curve --study-dir {WMB_HUMAN_DIR:q} --noise {params.noise:q}"
+        "python -m worldmemory.worldmembench.human_study.curve --study-dir {params.dir:q} --noise {params.noise:q}"
         " --annotators {params.annotators:q} --seed {params.seed:q} --out {output:q} 2>&1 | tee {log:q}"
 
 

@@ -22,7 +22,7 @@ hidden key, per study, in the human-study file contract (pages.py reads them).
   start decision and its gated item scores (score.py's ``dyn_item`` rows), in the same order.
 
     python -m worldmemory.worldmembench.human_study.study_sets --scores results/worldmembench/scores \\
-        --models omniscient amnesic --cases results/worldmembench/cases \\
+        --models omniscient amnesic --cases results/worldmembench/cases/dynamic_000 \\
         --rollouts results/worldmembench/rollouts --seed 0 --pairs-per-metric 84 --instances 50 \\
         --out results/worldmembench/human_study
 """
@@ -129,10 +129,10 @@ def event_text(case: dict) -> str:
             f"Expected next state: {case['expected_next_state']}")
 
 
-def dynamic_set(scores: pd.DataFrame, cases_dir, rollouts, models: list[str], instances: int,
+def dynamic_set(scores: pd.DataFrame, case_dirs, rollouts, models: list[str], instances: int,
                 seed: int) -> tuple[dict, dict]:
-    """(instances.json, key.json) of the dynamic study."""
-    cases_dir, rollouts = Path(cases_dir), Path(rollouts)
+    """(instances.json, key.json) of the dynamic study; ``case_dirs``: the dynamic cases' directories."""
+    case_dirs, rollouts = {Path(d).name: Path(d) for d in case_dirs}, Path(rollouts)
     rows = scores[scores["model"].isin(models) & scores["metric"].isin(["dyn_started", ITEM])]
     candidates = []
     for (model, case, trajectory), own in rows.groupby(["model", "case", "trajectory"], sort=True):
@@ -146,7 +146,9 @@ def dynamic_set(scores: pd.DataFrame, cases_dir, rollouts, models: list[str], in
     shown, key = [], []
     for n, i in enumerate(rng.permutation(chosen), 1):  # the instances' order is drawn too
         model, case_id, trajectory, started, items = candidates[i]
-        case = load_case(cases_dir / case_id)
+        if case_id not in case_dirs:
+            raise ValueError(f"no directory of case {case_id!r} among --cases; pass every dynamic case's")
+        case = load_case(case_dirs[case_id])
         traj = load_trajectory(rollouts / model / case_id / trajectory / "trajectory.json")
         instance = f"d{n:03d}"
         shown.append({"instance": instance, "case": case_id, "trajectory": trajectory, "event": event_text(case),
@@ -166,7 +168,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scores", required=True, type=Path, help="results/worldmembench/scores (<model>/<family>.csv)")
     ap.add_argument("--models", nargs="+", required=True, help="the study's models")
-    ap.add_argument("--cases", required=True, type=Path, help="the cases' directory")
+    ap.add_argument("--cases", nargs="*", default=[], type=Path, help="the dynamic cases' directories")
     ap.add_argument("--rollouts", required=True, type=Path, help="results/worldmembench/rollouts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pairs-per-metric", type=int, required=True)
