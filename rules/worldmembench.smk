@@ -516,3 +516,5 @@ include: "worldmembench_figures.smk"
 include: "worldmembench_annotation.smk"
 # Table 3's controlled comparisons of a model's variants (Section 5.5, Appendix H)
 include: "worldmembench_comparisons.smk"
+# the human study's sets, simulated annotators and Tables 6, 7 (Appendix F)
+include: "worldmembench_human.smk"

@@ -268,6 +268,9 @@ def fuzz_base(tmp_path: Path) -> dict:
             "variants": {"drift-slow": {"kind": "reference", "reference": "drifting", "params": {"rate": 0.01}},
                          "still": {"kind": "external", "paper_name": "Some Model", "command": (
                              "python -m worldmemory.worldmembench.still_model --request {request}")}}}}
+        for part in ("static", "dynamic"):
+            (tmp_path / "exports" / part).mkdir(parents=True)
+        c["worldmembench"]["human_study"] = {"models": ["omniscient", "amnesic"], "exports": str(tmp_path / "exports")}
 
     config = tiny_config(extra)
     check_config(config)

@@ -30,6 +30,7 @@ QUALITY_CALIBRATION = "results/worldmembench/quality_calibration.csv"
 TABLE3 = "results/worldmembench/table3.csv"  # outside the main job
 FIGURE = "results/worldmembench/figures/human_000.png"  # Figure 6's kind, outside the main job
 FIGURE10 = "results/worldmembench/comparisons/drift_rate/figures/human_000.png"  # a comparison's rows
+HUMAN = ["results/worldmembench/table6.csv", "results/worldmembench/human_study/simulated_curve.csv"]  # Appendix F
 CASES = ("dynamic_000", "environment_000", "human_000", "object_000")  # the tiny config's, one per family
 TARGETS = ["results/table2.csv", "results/worldmembench/table12.csv", "results/worldmembench/figure5.png"]
 # every table and figure of the targets: the two runs are WorldMemBench's determinism test too
@@ -45,7 +46,7 @@ def run(tmp_path_factory, snakemake):
     """One uninterrupted run of the reliability tests' targets, which also replays every model
     through the estimators."""
     workdir = tmp_path_factory.mktemp("wmb")
-    snakemake(workdir, TINY, *TARGETS, AGREEMENT, QUALITY_CALIBRATION, FIGURE)
+    snakemake(workdir, TINY, *TARGETS, AGREEMENT, QUALITY_CALIBRATION, FIGURE, *HUMAN)
     return workdir
 
 
@@ -327,6 +328,32 @@ def test_dinov2_features_run_through_the_same_rules(tmp_path, snakemake):
     assert "--features dinov2 --features-model resources/models/dinov2 --device cuda" in dry
 
 
+def test_tables_6_and_7_from_simulated_annotators(run):
+    """Appendix F end to end on the reference models: blinded study sets, simulated annotators'
+    exports, Tables 6 and 7 beside the paper's values, and the noise curve (exact at noise 0)."""
+    study = run / "results" / "worldmembench" / "human_study"
+    for shown in ("static/pairs.json", "dynamic/instances.json"):
+        text = (study / shown).read_text().lower()
+        assert not [m for m in ("omniscient", "amnesic", "drifting", "camera-error") if m in text], shown
+    table6 = pd.read_csv(run / "results" / "worldmembench" / "table6.csv").set_index("metric")
+    assert list(table6.index) == ["human_identity", "human_appearance", "object_appearance", "object_geometry",
+                                  "env_visible", "env_depth"]
+    assert table6.loc["human_identity", "pairs"] == 0  # no face oracle: Human Identity is NaN, never paired
+    others = table6.iloc[1:]
+    assert (others["pairs"] == others["decisive"] + others["majority_ties"] + others["splits"]).all()
+    assert (others["agreement_pct"].between(50, 100)).all() and (others["models"] == 4).all()
+    assert table6["exports"].str.startswith("simulated: 3 annotators at noise 0.1").all()
+    table7 = pd.read_csv(run / "results" / "worldmembench" / "table7.csv").set_index("dimension")
+    assert list(table7.index[-1:]) == ["overall"] and (table7["instances"] == 4).all()
+    side = pd.read_csv(run / "results" / "worldmembench" / "table6_vs_paper.csv")
+    assert side.loc[side["statistic"] == "agreement_pct", "paper"].tolist() == [85.5]
+    curve = pd.read_csv(study / "simulated_curve.csv")
+    pooled = curve[curve["row"] == "all"].set_index("noise")["agreement_pct"]
+    assert pooled[0.0] == 100 and pooled.iloc[-1] < pooled[0.0]
+    exact = curve[(curve["noise"] == 0) & (curve["table"] == "table6")]
+    assert (exact["spearman_rho"].dropna() == 1).all()
+
+
 def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run):
     """results/benchmarks/ holds one record per job of the run (wall time, CPU, memory), which
     worldmemory.workflow.performance turns into docs/performance.md's table."""
@@ -337,14 +364,14 @@ def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run
     # one job per case (four) of each stage and run, perception for the replays only
     expected = {"worldmembench/cases (4 jobs)", "worldmembench/agreement", "worldmembench/qualification",
                 "worldmembench/revisits", "worldmembench/table2", "worldmembench/quality_calibration",
-                "worldmembench/figures (1 job)",
+                "worldmembench/figures (1 job)", "worldmembench/human_study (5 jobs)",
                 *(f"worldmembench/{stage}/{r} (4 jobs)" for stage in ("rollout", "score") for r in runs),
                 *(f"worldmembench/perceive/{r} (4 jobs)" for r in runs if r.endswith(".replay"))}
     assert {r["job"] for r in per_directory(rows)} == expected
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
     # memory is sampled while a job runs: a sub-second job may end before the first sample
     assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
-    assert "| all 90 jobs (one after another) |" in markdown(rows)
+    assert "| all 95 jobs (one after another) |" in markdown(rows)
 
 
 # -- reliability of reruns ---------------------------------------------------------------------------

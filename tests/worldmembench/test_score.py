@@ -185,13 +185,15 @@ def test_dynamic_rows_follow_the_oracle_judge(tmp_path, cases_dir):
         return out
 
     metrics = {"dyn_return_progress", "dyn_persistence_reset", "dyn_final_state",
-               "dyn_causal_physical", "dyn_overall", "dyn_started"}
+               "dyn_causal_physical", "dyn_overall", "dyn_started", "dyn_item"}
     for world_at, expected in ((omniscient, 1.0), (frozen, 0.0)):
         scores = score(tmp_path / world_at.__name__, cases_dir,
                        [("dynamic_000", "LR-Hold", world_at)])
         dyn = scores[scores["metric"].str.startswith("dyn_")]
         assert set(dyn["metric"]) == metrics and (dyn["revisit"] == 0).all()
         np.testing.assert_allclose(dyn["value"], expected)
+        # each checklist item's gated answer, in the checklist's order (the human study's Table 7)
+        assert list(dyn.loc[dyn["metric"] == "dyn_item", "target"]) == [f"q{i}" for i in range(1, 9)]
         # Camera Following and Video Quality read the static-memory rollouts, not LR-Hold
         assert not set(scores["metric"]) & {"rpe_rot", "imaging_quality", "aesthetic_quality"}
 
@@ -219,7 +221,7 @@ def test_a_judge_behind_an_endpoint_is_asked_once_per_rollout_and_scored_from_it
         scores = sc.score_families(cases_dir, root, ColourGradientPatches(), {"judge": "openai-compatible"},
                                    directory)
         dyn = scores[scores["metric"].str.startswith("dyn_")]
-        assert list(dyn["metric"]) == metrics
+        assert list(dyn["metric"]) == metrics + ["dyn_item"] * 8
         np.testing.assert_allclose(dyn["value"], expected)
     parts = chat_server.requests[0]["messages"][0]["content"]
     shown = list(range(0, 241, 8))

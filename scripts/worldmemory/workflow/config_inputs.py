@@ -44,6 +44,7 @@ def input_problems(config: dict):
     * ``permanence.intphys.dataset`` is unset, 'fixture' or a directory holding an IntPhys block
       (O1, O2, O3), so '..' is refused; ``baseline`` names a model the IntPhys jobs score;
     * revisions are revisions (REVISION) and fetched estimator ids at most MAX_LENGTH characters;
+    * ``worldmembench.human_study.exports``, when set, is a directory with static/ and dynamic/;
     * no local path starts with '-' (written ./-x it reads as a path).
 
     The files an estimator's options name are checked when a job needs them (check_estimator_files).
@@ -60,6 +61,7 @@ def input_problems(config: dict):
         if study_name in config:
             yield from _user_directory(study_name, config[study_name])
             yield from _estimators(study_name, config[study_name])
+    yield from _human_study_exports(config.get("worldmembench", {}).get("human_study", {}).get("exports"))
     for key, path in _paths(config):
         if path.startswith("-"):
             yield (f"{key} = {shown(path)}: starts with '-', so a job's command line would read it as an option. "
@@ -118,6 +120,18 @@ def _intphys(intphys: dict, models: list[str]):
                "for the first by name")
 
 
+def _human_study_exports(exports):
+    """The real study's exports: a directory with static/ and dynamic/ holding <annotator>.json."""
+    if exports is None:
+        return
+    missing = [part for part in ("static", "dynamic") if not os.path.isdir(os.path.join(exports, part))]
+    if missing:
+        yield (f"worldmembench.human_study.exports = {shown(exports)}: no {' or '.join(f'{m}/' for m in missing)} "
+               f"directory there (relative to the working directory {os.getcwd()}); expected a directory with "
+               "static/ and dynamic/, each holding the annotators' exports (<annotator>.json). Fix: put the "
+               "exports there, or leave the key out to use simulated annotators")
+
+
 def _estimators(study_name: str, study: dict):
     """A study's estimators given as mappings: revisions, and fetched ids' length."""
     for key, value in _estimator_entries(study_name, study).items():
@@ -164,6 +178,8 @@ def _paths(config: dict):
             yield f"permanence.curricula.{name}.train.clips_dir", spec["train"]["clips_dir"]
     if study.get("intphys", {}).get("dataset") not in (None, "fixture"):
         yield "permanence.intphys.dataset", study["intphys"]["dataset"]
+    if config.get("worldmembench", {}).get("human_study", {}).get("exports") is not None:
+        yield "worldmembench.human_study.exports", config["worldmembench"]["human_study"]["exports"]
     for study_name, (part, _, _) in USER_DIRECTORIES.items():
         source = config.get(study_name, {}).get(part, {}).get("source", "embedded")
         if source != "embedded":

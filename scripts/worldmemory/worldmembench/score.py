@@ -71,6 +71,7 @@ from worldmemory.worldmembench.gather import INFO
 from worldmemory.worldmembench.metrics import camera, static_memory, video_quality
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     ASPECTS,
+    ITEM,
     dynamic_case,
     judge_rollout,
     score_case,
@@ -382,17 +383,22 @@ def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], 
 
 
 def _dynamic_rows(frames, perception, traj: Trajectory, case: dict) -> list[dict]:
-    """Dynamic Memory (Section 4.5) answered by the perception's event judge."""
+    """Dynamic Memory (Section 4.5) answered by the perception's event judge: the gated scores
+    per aspect, Overall and the start decision, and each checklist item's gated 0/1 (``dyn_item``,
+    the question's id as the target, in the checklist's order), which the human study compares
+    item by item with the annotators' (Appendix F, Table 7)."""
     metrics = [f"dyn_{aspect}" for aspect in ASPECTS] + ["dyn_overall", "dyn_started"]
+    event = dynamic_case(case)
     try:
         judge = perception.event_judge()
     except Unavailable as e:
-        return [_row(m, "", 0, None, str(e), valid=True) for m in metrics]
-    event = dynamic_case(case)
+        return ([_row(m, "", 0, None, str(e), valid=True) for m in metrics]
+                + [_row(ITEM, q.id, 0, None, str(e), valid=True) for q in event.questions])
     answer = judge_rollout(judge, frames, traj, event)
     scores = score_case(answer, event.questions)
     values = [scores[aspect] for aspect in ASPECTS] + [scores["overall"], float(scores["started"])]
-    return [_row(m, "", 0, v) for m, v in zip(metrics, values)]
+    return ([_row(m, "", 0, v) for m, v in zip(metrics, values)]
+            + [_row(ITEM, q.id, 0, scores["questions"][q.id]) for q in event.questions])
 
 
 def _camera_rows(traj: Trajectory, perception) -> list[dict]:

@@ -28,6 +28,7 @@ from worldmemory.worldmembench.trajectories import Trajectory
 ASPECTS = ("return_progress", "persistence_reset", "final_state", "causal_physical")
 QUESTIONS_PER_ASPECT = 2
 JUDGE_STRIDE = 8  # Appendix D.1
+ITEM = "dyn_item"  # score rows of one checklist item's gated 0/1 (target: the question's id)
 
 
 @dataclass(frozen=True)
