@@ -32,7 +32,6 @@ PACKAGE = REPO / "scripts"
 # import name -> distribution name, where they differ
 DISTRIBUTION = {"yaml": "pyyaml", "PIL": "pillow", "imageio_ffmpeg": "imageio-ffmpeg", "cv2": "opencv-python-headless",
                 "huggingface_hub": "huggingface-hub", "sklearn": "scikit-learn"}
-NOT_A_JOB = {"all", "worldmembench_figures"}  # rules that run nothing (aggregate targets)
 # the lock each env is pinned to, where it is not requirements.lock
 LOCKS = {"perception.yaml": "requirements-perception.lock"}
 # left out of requirements-perception.lock (its header says why): pyiqa requires it
@@ -107,12 +106,13 @@ def learned(path: Path):
 
 
 def rules() -> dict[str, str]:
-    """Rule name -> its text, from every rules/*.smk."""
+    """Rule name -> its text, from every rules/*.smk, for the rules that run a job (aggregate
+    targets such as `all`, with neither shell: nor run:, run nothing and need no environment)."""
     out = {}
     for path in RULE_FILES:
-        for block in re.split(r"\n(?=rule )", path.read_text()):
+        for block in re.split(r"\n(?=rule |use rule )", path.read_text()):
             match = re.match(r"rule (\w+):", block)
-            if match:
+            if match and re.search(r"\n    (shell|run|script):", block):
                 out[match.group(1)] = block
     return out
 
@@ -192,8 +192,6 @@ def test_every_rule_names_a_conda_environment_that_exists():
     found = rules()
     assert {"permanence_probe", "worldmembench_score", "worldmembench_qualification"} <= set(found)
     for name, text in found.items():
-        if name in NOT_A_JOB:
-            continue
         match = re.search(r'conda:\s*\n\s*"\.\./(envs/[\w.]+\.yaml)"', text)
         assert match, f"rule {name} has no conda: directive"
         assert (REPO / match.group(1)).is_file(), f"rule {name}: {match.group(1)} is missing"
@@ -203,8 +201,6 @@ def test_each_rule_environment_holds_what_its_modules_import():
     """A rule whose module (or a module it reaches) imports a package its env lacks would fail
     only under --sdm conda; this catches it without conda."""
     for name, text in rules().items():
-        if name in NOT_A_JOB:
-            continue
         env_file = re.search(r'"\.\./(envs/[\w.]+\.yaml)"', text).group(1)
         have = env_packages(REPO / env_file)
         for module in re.findall(r"python -m (worldmemory[\w.]*)", text):

@@ -30,14 +30,14 @@ def shell_commands() -> dict[str, str]:
     found = {}
     for path in sorted((REPO / "rules").glob("*.smk")):
         text = path.read_text()
-        constants = {m.group(1): ast.literal_eval(m.group(2))
-                     for m in re.finditer(r"^(\w+) = (\(\n(?:    .*\n)+\))", text, re.M)}
+        # parenthesised module-level constants (only those a shell: names need be string literals)
+        constants = {m.group(1): m.group(2) for m in re.finditer(r"^(\w+) = (\(\n(?:    .*\n)+\))", text, re.M)}
         for block in re.split(r"\n(?=rule )", text):
             name = re.match(r"rule (\w+):", block)
             shell = re.search(r"\n    shell:\n((?:        .*\n?)+)", block)
             if name and shell:
                 body = shell.group(1).strip()
-                found[name.group(1)] = constants[body] if body in constants else ast.literal_eval("(" + body + ")")
+                found[name.group(1)] = ast.literal_eval(constants[body] if body in constants else "(" + body + ")")
     return found
 
 

@@ -271,3 +271,10 @@ def test_the_dynamic_page_gates_the_checklist(browser, pages):
     assert export["answers"] == [{"instance": "d001", "started": False, "items": [0] * 8},
                                  {"instance": "d002", "started": True, "items": [1, 0, 1, 1, 1, 1, 1, 1]}]
     assert csv.splitlines()[1:] == ["d001,false,0,0,0,0,0,0,0,0", "d002,true,1,0,1,1,1,1,1,1"]
+
+
+def test_the_page_asks_one_question_per_metric_of_table6():
+    from worldmemory.worldmembench.human_study.exports import METRICS
+    from worldmemory.worldmembench.human_study.pages import QUESTIONS
+
+    assert tuple(QUESTIONS) == METRICS

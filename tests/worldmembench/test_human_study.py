@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from worldmemory.worldmembench.human_study.agreement import majority, table6, table7, vs_paper, win_rates
 from worldmemory.worldmembench.human_study.curve import curve
+from worldmemory.worldmembench.human_study.exports import METRICS
 from worldmemory.worldmembench.human_study.simulate import simulate
-from worldmemory.worldmembench.human_study.study_sets import METRICS, static_set
+from worldmemory.worldmembench.human_study.study_sets import static_set
 
 ASPECTS8 = ["return_progress"] * 2 + ["persistence_reset"] * 2 + ["final_state"] * 2 + ["causal_physical"] * 2
 MODELS = ["alpha", "bravo", "charlie", "delta"]

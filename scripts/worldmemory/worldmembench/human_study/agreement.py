@@ -37,8 +37,7 @@ import pandas as pd
 from scipy import stats
 
 from worldmemory.report.tables import DECIMALS, write_csv
-from worldmemory.worldmembench.human_study.exports import read_export
-from worldmemory.worldmembench.human_study.study_sets import METRICS
+from worldmemory.worldmembench.human_study.exports import METRICS, read_export
 from worldmemory.worldmembench.metrics.dynamic_memory import ASPECTS
 
 WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}  # side A's Win/Tie/Loss

@@ -18,12 +18,16 @@ import re
 from pathlib import Path
 
 from worldmemory.common.ids import shown
+from worldmemory.report.tables import DECIMALS
 
 STUDIES = ("static", "dynamic")
 ANNOTATOR_PATTERN = "^[A-Za-z0-9_-]+$"  # one path component: the export is <annotator>.json
 CHOICES = ("A", "tie", "B")
 N_ITEMS = 8  # the checklist's eight binary questions (Section 4.3)
 UNIT = {"static": "pair", "dynamic": "instance"}  # the field naming what an answer is about
+# the six Static Memory metrics of Table 6, in the paper's order (pages.QUESTIONS asks one question each)
+METRICS = ("human_identity", "human_appearance", "object_appearance", "object_geometry", "env_visible", "env_depth")
+NAMESPACE = "worldmembench-human-study"  # the study's seeded draws (stable_rng)
 
 
 def read_export(path, study: str | None = None) -> dict:
@@ -77,3 +81,14 @@ def _check_answer(study: str, answer: dict, where: str, fail) -> None:
         raise fail(f"{where}.items", items, f"a list of {N_ITEMS} answers, each 0 or 1")
     if not started and any(items):
         raise fail(f"{where}.items", items, "all 0 when started is false (the event gate, Appendix F)")
+
+
+def preference(score_a: float, score_b: float) -> str:
+    """The automatic preference: the side with the higher score, 'tie' when equal to DECIMALS."""
+    a, b = round(score_a, DECIMALS), round(score_b, DECIMALS)
+    return "A" if a > b else "B" if b > a else "tie"
+
+
+def write_json(data: dict, path) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.worldmembench.human_study.exports import N_ITEMS, STUDIES, UNIT
-from worldmemory.worldmembench.human_study.study_sets import NAMESPACE, preference, write_json
+from worldmemory.worldmembench.human_study.exports import N_ITEMS, NAMESPACE, STUDIES, UNIT, preference, write_json
 
 TIE_BAND = 0.5  # a perceived difference within half the noise level reads as a Tie
 

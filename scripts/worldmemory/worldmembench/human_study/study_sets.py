@@ -39,16 +39,11 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.report.tables import DECIMALS
 from worldmemory.worldmembench.cases import load_case
-from worldmemory.worldmembench.human_study.exports import N_ITEMS
-from worldmemory.worldmembench.human_study.pages import QUESTIONS
+from worldmemory.worldmembench.human_study.exports import METRICS, N_ITEMS, NAMESPACE, preference, write_json
 from worldmemory.worldmembench.metrics.dynamic_memory import ITEM, phase_ranges
 from worldmemory.worldmembench.tables import read_scores
 from worldmemory.worldmembench.trajectories import load_trajectory
-
-NAMESPACE = "worldmembench-human-study"
-METRICS = tuple(QUESTIONS)  # the six Static Memory metrics of Table 6, in the paper's order
 
 
 def study_models(models: list[str], chosen: list[str] | None) -> list[str]:
@@ -69,12 +64,6 @@ def slot_scores(scores: pd.DataFrame) -> pd.DataFrame:
     keys = ["metric", "case", "trajectory", "revisit", "model"]
     return (rows.assign(value=value).groupby(keys, sort=True)["value"]
             .agg(lambda v: float(v.mean()) if v.notna().all() else math.nan).reset_index())
-
-
-def preference(score_a: float, score_b: float) -> str:
-    """The automatic preference: the side with the higher score, 'tie' when equal to DECIMALS."""
-    a, b = round(score_a, DECIMALS), round(score_b, DECIMALS)
-    return "A" if a > b else "B" if b > a else "tie"
 
 
 def _phases(rollouts: Path, model: str, case: str, trajectory: str) -> list[dict]:
@@ -157,11 +146,6 @@ def dynamic_set(scores: pd.DataFrame, case_dirs, rollouts, models: list[str], in
                       "questions": [{"aspect": q["aspect"], "text": question_text(q)} for q in case["questions"]]})
         key.append({"instance": instance, "model": model, "judge": {"started": started, "items": items}})
     return {"study": "dynamic", "instances": shown}, {"study": "dynamic", "seed": seed, "instances": key}
-
-
-def write_json(data: dict, path) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=1) + "\n")
 
 
 def main(argv=None) -> None:
