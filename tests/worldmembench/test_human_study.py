@@ -186,6 +186,16 @@ def test_vs_paper_prints_the_papers_values_beside_ours():
     assert math.isnan(side["ours"].iloc[1])
 
 
+def test_vs_paper_reads_the_papers_ranges_against_our_extremes_without_overall():
+    """Appendix F gives ranges over the sub-dimensions (rho 0.401-0.684): ours are the extremes of
+    our sub-dimension rows, Overall left out."""
+    ours = pd.DataFrame({"dimension": ["return_progress", "final_state", "overall"], "spearman_rho": [0.2, 0.7, 0.9]})
+    paper = pd.DataFrame([{"dimension": "range", "statistic": f"spearman_rho_{end}", "value": value, "source": "F"}
+                          for end, value in (("min", 0.401), ("max", 0.684))])
+    side = vs_paper(ours, paper, "dimension").set_index("statistic")
+    assert side.loc["spearman_rho_min", "ours"] == 0.2 and side.loc["spearman_rho_max", "ours"] == 0.7
+
+
 def test_the_metrics_are_the_pages_six():
     assert METRICS == ("human_identity", "human_appearance", "object_appearance", "object_geometry",
                        "env_visible", "env_depth")
