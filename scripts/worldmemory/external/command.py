@@ -155,10 +155,11 @@ def _run(command: str, log, timeout: float | None, usage: dict | None = None) ->
     group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too. ``usage``
     receives what the group used while it ran."""
     monitor = None
-    with _sigterm_raises():
+    with _stop_signals() as started:
         proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
+            started()  # a signal that came while Popen started the session is raised here
             # started inside the try: a SIGTERM while its thread starts still kills the group
             monitor = GroupMonitor(proc.pid)
             return proc.wait(timeout=timeout)
@@ -176,22 +177,38 @@ def _run(command: str, log, timeout: float | None, usage: dict | None = None) ->
 
 
 @contextlib.contextmanager
-def _sigterm_raises():
-    """While a command runs, SIGTERM (Snakemake or SLURM stopping the job) raises _Stopped, so
-    that the command's own session, which the signal does not reach, is killed too."""
+def _stop_signals():
+    """While a command runs, SIGTERM (Snakemake or SLURM stopping the job) raises _Stopped and
+    Ctrl-C KeyboardInterrupt, so that the command's own session, which the signal does not reach,
+    is killed too. One that comes before the caller calls the yielded ``started()`` waits for it:
+    raised inside Popen, after the fork, it would leave the new session running with nothing to
+    kill it. SIGINT is left alone where it is not Python's default (ignored under nohup)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
+    state = {"starting": True, "pending": None}
 
     def stop(signum, frame):
+        if state["starting"]:
+            state["pending"] = state["pending"] or signum
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the kill finish
         raise _Stopped(signal.Signals(signum).name)
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    def started():
+        state["starting"] = False
+        if state["pending"]:
+            stop(state["pending"], None)
+
+    handled = [signal.SIGTERM] + [signal.SIGINT] * (signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+    previous = {sig: signal.signal(sig, stop) for sig in handled}
     try:
-        yield
+        yield started
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
