@@ -3,15 +3,13 @@
 # and 7 beside the paper's values, and the simulated-annotator curve (agreement vs noise). Outside
 # the main job: `snakemake worldmembench_human` builds them all.
 
+from worldmemory.worldmembench.human_study.exports import STUDY_FILES
 from worldmemory.worldmembench.human_study.study_sets import study_models
 
 WMB_HUMAN = WMB["human_study"]
 WMB_HUMAN_MODELS = study_models(list(WMB_MODELS), WMB_HUMAN.get("models"))
 WMB_HUMAN_DIR = "results/worldmembench/human_study"
-WMB_HUMAN_STUDY = [
-    f"{WMB_HUMAN_DIR}/{name}"
-    for name in ("static/pairs.json", "static/key.json", "dynamic/instances.json", "dynamic/key.json")
-]
+WMB_HUMAN_STUDY = [f"{WMB_HUMAN_DIR}/{name}" for name in STUDY_FILES]
 # the exports the tables read: a real study's directory, or the simulated annotators'
 WMB_HUMAN_EXPORTS = {
     study: (os.path.join(WMB_HUMAN["exports"], study) if "exports" in WMB_HUMAN else f"{WMB_HUMAN_DIR}/{study}/exports")

@@ -11,7 +11,7 @@ from worldmemory.worldmembench.human_study.agreement import majority, table6, ta
 from worldmemory.worldmembench.human_study.curve import curve
 from worldmemory.worldmembench.human_study.exports import METRICS
 from worldmemory.worldmembench.human_study.simulate import simulate
-from worldmemory.worldmembench.human_study.study_sets import static_set
+from worldmemory.worldmembench.human_study.study_sets import slot_scores, static_set
 
 ASPECTS8 = ["return_progress"] * 2 + ["persistence_reset"] * 2 + ["final_state"] * 2 + ["causal_physical"] * 2
 MODELS = ["alpha", "bravo", "charlie", "delta"]
@@ -133,6 +133,18 @@ def _scores_and_rollouts(tmp_path, n_cases=6):
                                  "target": "person_0", "revisit": k, "valid": True,
                                  "value": quality[model] + 0.2 * rng.standard_normal()})
     return pd.DataFrame(rows), tmp_path
+
+
+def test_a_slot_scores_its_targets_mean_with_an_invalid_revisit_as_0():
+    """A pair compares two revisit slots by Eq. 1 with K = 1 (as R_k): the mean over the case's
+    targets, an unobserved (invalid) target scoring 0; a valid NaN leaves the slot NaN."""
+    row = {"model": "alpha", "case": "human_000", "trajectory": "LRLR", "metric": "human_appearance"}
+    scores = pd.DataFrame([{**row, "target": "person_0", "revisit": 1, "valid": True, "value": 0.8},
+                           {**row, "target": "person_1", "revisit": 1, "valid": False, "value": np.nan},
+                           {**row, "target": "person_0", "revisit": 2, "valid": True, "value": np.nan},
+                           {**row, "target": "person_1", "revisit": 2, "valid": True, "value": 0.6}])
+    slots = slot_scores(scores).set_index("revisit")["value"]
+    assert slots[1] == pytest.approx(0.4) and math.isnan(slots[2])
 
 
 def test_the_static_set_is_blinded_and_its_ab_order_drawn_by_the_seed(tmp_path):

@@ -37,7 +37,7 @@ import pandas as pd
 from scipy import stats
 
 from worldmemory.report.tables import DECIMALS, write_csv
-from worldmemory.worldmembench.human_study.exports import METRICS, read_export
+from worldmemory.worldmembench.human_study.exports import METRICS, STUDY_FILES, read_export
 from worldmemory.worldmembench.metrics.dynamic_memory import ASPECTS
 
 WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}  # side A's Win/Tie/Loss
@@ -166,8 +166,7 @@ def vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, row: str) -> pd.DataFrame:
 
 def read_study(directory) -> dict:
     """The study sets and keys under ``directory`` (study_sets.py), by their names there."""
-    return {name: json.loads((Path(directory) / name).read_text())
-            for name in ("static/pairs.json", "static/key.json", "dynamic/instances.json", "dynamic/key.json")}
+    return {name: json.loads((Path(directory) / name).read_text()) for name in STUDY_FILES}
 
 
 def read_exports(directory, study: str) -> list[dict]:

@@ -28,6 +28,8 @@ UNIT = {"static": "pair", "dynamic": "instance"}  # the field naming what an ans
 # the six Static Memory metrics of Table 6, in the paper's order (pages.QUESTIONS asks one question each)
 METRICS = ("human_identity", "human_appearance", "object_appearance", "object_geometry", "env_visible", "env_depth")
 NAMESPACE = "worldmembench-human-study"  # the study's seeded draws (stable_rng)
+# the study sets and their hidden keys, under the study's directory (study_sets.py writes them)
+STUDY_FILES = ("static/pairs.json", "static/key.json", "dynamic/instances.json", "dynamic/key.json")
 
 
 def read_export(path, study: str | None = None) -> dict:

@@ -40,9 +40,16 @@ import pandas as pd
 
 from worldmemory.common.seeds import stable_rng
 from worldmemory.worldmembench.cases import load_case
-from worldmemory.worldmembench.human_study.exports import METRICS, N_ITEMS, NAMESPACE, preference, write_json
+from worldmemory.worldmembench.human_study.exports import (
+    METRICS,
+    N_ITEMS,
+    NAMESPACE,
+    STUDY_FILES,
+    preference,
+    write_json,
+)
 from worldmemory.worldmembench.metrics.dynamic_memory import ITEM, phase_ranges
-from worldmemory.worldmembench.tables import read_scores
+from worldmemory.worldmembench.tables import aggregate_metric, read_scores
 from worldmemory.worldmembench.trajectories import load_trajectory
 
 
@@ -56,14 +63,15 @@ def study_models(models: list[str], chosen: list[str] | None) -> list[str]:
 
 
 def slot_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per (metric, case, trajectory, revisit, model) of the six metrics: the mean over
-    the case's targets of the revisit's score, an invalid revisit scoring 0 (Eq. 1); NaN where a
-    valid revisit's value is NaN."""
+    """One row per (metric, case, trajectory, revisit, model) of the six metrics: the revisit's
+    score as revisits.revisit_scores reads R_k, Eq. 1 with K = 1 on the revisit's rows
+    (tables.aggregate_metric: the mean over the case's targets, an invalid revisit scoring 0; NaN
+    where a valid revisit's value is NaN)."""
     rows = scores[scores["metric"].isin(METRICS) & (scores["revisit"] >= 1)]
-    value = rows["value"].where(rows["valid"], 0.0)
     keys = ["metric", "case", "trajectory", "revisit", "model"]
-    return (rows.assign(value=value).groupby(keys, sort=True)["value"]
-            .agg(lambda v: float(v.mean()) if v.notna().all() else math.nan).reset_index())
+    slots = [{**dict(zip(keys, slot)), "value": aggregate_metric(slot[0], own.assign(revisit=1))}
+             for slot, own in rows.groupby(keys, sort=True)]
+    return pd.DataFrame(slots, columns=[*keys, "value"])
 
 
 def _phases(rollouts: Path, model: str, case: str, trajectory: str) -> list[dict]:
@@ -162,8 +170,7 @@ def main(argv=None) -> None:
     scores = read_scores([args.scores / m / f"{f}.csv" for m in sorted(args.models) for f in ("static", "dynamic")])
     pairs, static_key = static_set(scores, args.rollouts, args.models, args.pairs_per_metric, args.seed)
     instances, dynamic_key = dynamic_set(scores, args.cases, args.rollouts, args.models, args.instances, args.seed)
-    for data, path in ((pairs, "static/pairs.json"), (static_key, "static/key.json"),
-                       (instances, "dynamic/instances.json"), (dynamic_key, "dynamic/key.json")):
+    for data, path in zip((pairs, static_key, instances, dynamic_key), STUDY_FILES):
         write_json(data, args.out / path)
     counts = pd.Series([p["metric"] for p in pairs["pairs"]]).value_counts().reindex(METRICS, fill_value=0)
     print(f"static: {len(pairs['pairs'])} pairs ({', '.join(f'{m} {n}' for m, n in counts.items())}); "
