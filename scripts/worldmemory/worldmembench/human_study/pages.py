@@ -70,13 +70,13 @@ def build(study: str, set_file, key_file, rollouts, out) -> dict:
     shutil.rmtree(out / MEDIA, ignore_errors=True)
     (out / MEDIA).mkdir(parents=True)
     make = _static_item if study == "static" else _dynamic_item
-    items = []
+    items, clips = [], {}
     for i, entry in enumerate(entries):
         where = f"{set_file}: {units}s[{i}]"
         unit = check_id(units, entry.get(units), f"fix {where}")
         if unit not in key:
             raise ValueError(f"{key_file}: no entry for {units} {unit!r} of {set_file}; rebuild the study set")
-        items.append(make(entry, key[unit], rollouts, out, where))
+        items.append(make(entry, key[unit], rollouts, out, where, clips))
     data = {"study": study, "items": items}
     data["digest"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
     text = "window.STUDY = " + json.dumps(data, indent=1, sort_keys=True) + ";\n"
@@ -99,7 +99,7 @@ def _read(path, study: str, field: str) -> list[dict]:
     return data[field]
 
 
-def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str) -> dict:
+def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict) -> dict:
     item = _fields(pair, ("task", "metric", "case", "trajectory", "revisit", "reference_frames", "revisit_frames"),
                    where)
     if item["metric"] not in QUESTIONS:
@@ -115,12 +115,12 @@ def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str) -
             names.append(f"{MEDIA}/{pair['pair']}_{side}_ref{j}.jpg")
             Image.fromarray(frame).save(out / names[-1], quality=92)
         clip = f"{MEDIA}/{pair['pair']}_{side}.webm"
-        write_webm(out / clip, read_video(video, rev), fps)
+        _write_clip(out, clip, video, rev, fps, clips)
         item[side] = {"reference": names, "clip": clip}
     return item
 
 
-def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: str) -> dict:
+def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict) -> dict:
     item = _fields(instance, ("case", "trajectory", "event", "phases", "questions"), where)
     if not isinstance(item["questions"], list) or len(item["questions"]) != N_ITEMS:
         raise ValueError(f"{where}.questions is {shown(item['questions'])}, expected {N_ITEMS} checklist "
@@ -129,8 +129,20 @@ def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: s
     for j, phase in enumerate(item["phases"]):
         _frames([phase.get("start"), phase.get("end")], n, f"{where}.phases[{j}]")
     clip = f"{MEDIA}/{instance['instance']}.webm"
-    write_webm(out / clip, read_video(video), fps)
+    _write_clip(out, clip, video, range(n), fps, clips)
     return item | {"id": instance["instance"], "clip": clip, "fps": fps, "n_frames": n}
+
+
+def _write_clip(out: Path, name: str, video: Path, frames: range, fps: float, clips: dict) -> None:
+    """``frames`` of ``video`` as the WebM ``out/name``. A slot shown in several pairs (one per
+    metric) is encoded once and copied under each pair's own name (the name must not tell pairs
+    apart); the encoding is bit-exact, so the copy is what a second encoding would write."""
+    source = (video, frames.start, frames.stop)
+    if source in clips:
+        shutil.copyfile(out / clips[source], out / name)
+        return
+    write_webm(out / name, read_video(video, frames), fps)
+    clips[source] = name
 
 
 def _fields(entry: dict, names: tuple[str, ...], where: str) -> dict:
