@@ -2,7 +2,7 @@ import re
 
 import numpy as np
 import pytest
-from worldmemory.common.video import read_video, write_video, write_webm
+from worldmemory.common.video import read_video, read_video_at, write_video, write_webm
 
 
 def test_round_trip_is_bit_exact(tmp_path):
@@ -66,3 +66,19 @@ def test_a_webm_for_the_annotation_pages_decodes_to_its_frames(tmp_path):
     write_webm(tmp_path / "clip.webm", frames, fps=8)
     decoded = read_video(tmp_path / "clip.webm")
     assert decoded.shape == frames.shape and np.abs(decoded.astype(int) - frames).max() <= 8
+
+
+def test_read_video_at_brings_any_size_to_the_case_size(tmp_path):
+    """A model's video at 2x (above 32,767 pixels), or at half the size, comes back at the size
+    asked for: shrinking averages areas, so a 2x nearest-neighbour upscale returns its source
+    exactly; at the same size the frames are the decoded bytes."""
+    rng = np.random.default_rng(1)
+    frames = rng.integers(0, 256, size=(40, 96, 128, 3), dtype=np.uint8)
+    write_video(tmp_path / "same.mkv", frames, fps=8)
+    assert np.array_equal(read_video_at(tmp_path / "same.mkv", 128, 96), frames)
+    big = frames.repeat(2, axis=1).repeat(2, axis=2)  # 256 x 192 = 49,152 pixels
+    write_video(tmp_path / "big.mkv", big, fps=8)
+    assert np.array_equal(read_video_at(tmp_path / "big.mkv", 128, 96), frames)  # over two chunks of frames
+    small = read_video_at(tmp_path / "same.mkv", 64, 48)
+    assert small.shape == (40, 48, 64, 3) and small.dtype == np.uint8
+    assert read_video_at(tmp_path / "same.mkv", 256, 192).shape == (40, 192, 256, 3)

@@ -116,6 +116,8 @@ def test_reference_answers_follow_the_event():
      "targets[0].mask", "file not found"),
     ("object_000", lambda m: m["camera"].update(width="64"),
      "camera.width", "'64' is not of type 'integer'"),
+    ("object_000", lambda m: m["camera"].update(width=32), "conditioning_frame",
+     "is 64x48, but camera.width x camera.height is 32x48"),
     ("dynamic_000", lambda m: m.pop("action"), "action", "required field is missing"),
     ("human_000", lambda m: m.update(questions=[]), "questions", "not allowed for this family"),
     ("object_000", lambda m: m["targets"][0].update(kind="animal"), "targets[0].kind",

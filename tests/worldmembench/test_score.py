@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from worldmemory.common.geometry import pose, rot_y
 from worldmemory.common.rollout_index import write_unit_manifest
-from worldmemory.common.video import write_video
+from worldmemory.common.video import read_video, write_video
 from worldmemory.perception.descriptor import ColourGradientPatches
 from worldmemory.perception.features import feature_backend
 from worldmemory.perception.registry import no_oracle, not_configured
@@ -166,6 +166,41 @@ def test_environment_return_equal_to_frame_zero_scores_one(tmp_path, cases_dir):
         rows = values(scores, metric)
         assert list(rows["revisit"]) == [1, 2] and set(rows["target"]) == {"room"}
         np.testing.assert_allclose(rows["value"], 1.0, atol=1e-9)
+
+
+def rewrite_videos(root: Path, change) -> None:
+    """Replace every rollout video under ``root`` by ``change(frames)``."""
+    for video in root.glob("*.mkv"):
+        write_video(video, change(read_video(video)), fps=16)
+
+
+def test_visible_memory_reads_returns_against_the_conditioning_frame(tmp_path, cases_dir):
+    """Section 4.4: "global DINOv2 features between the conditioning frame and each return". A
+    model whose every frame is inverted returns exactly to its own frame 0, but not to the frame
+    it was given: Visible Memory must read below 1 (it read 1.0 against frame 0)."""
+    root = write_rollouts(tmp_path / "rollouts", cases_dir, [("environment_000", "LRLR", omniscient)])
+    rewrite_videos(root, lambda frames: 255 - frames)
+    scores = sc.score_families(cases_dir, root, ColourGradientPatches())
+    visible = values(scores, "env_visible")["value"]
+    assert (visible < 0.95).all()
+    assert values(scores, "env_depth")["value"].tolist() == pytest.approx([1.0, 1.0])  # depth: frame 0 (truth)
+
+
+@pytest.mark.parametrize("size", [(256, 192), (320, 160)])
+def test_a_video_at_another_size_scores_as_at_the_case_size(tmp_path, cases_dir, size):
+    """Every score reads a model's video at the case's size (common.video.read_video_at): the
+    omniscient upscaled 2x, or stretched to another aspect, reads as itself (issue: 2x and
+    832x480 within 0.02 on every column)."""
+    import cv2
+
+    specs = [("object_000", "LRLR", omniscient), ("environment_000", "LRLR", omniscient)]
+    same = score(tmp_path / "same", cases_dir, specs)
+    root = write_rollouts(tmp_path / "big" / "rollouts", cases_dir, specs)
+    rewrite_videos(root, lambda frames: np.stack([cv2.resize(f, size, interpolation=cv2.INTER_CUBIC)
+                                                  for f in frames]))
+    big = sc.score_families(cases_dir, root, ColourGradientPatches())
+    assert list(big["metric"]) == list(same["metric"]) and list(big["valid"]) == list(same["valid"])
+    np.testing.assert_allclose(big["value"], same["value"], atol=0.02)
 
 
 def test_human_identity_is_nan_with_a_reason_and_appearance_is_scored(tmp_path, cases_dir):

@@ -202,3 +202,40 @@ def test_departure_shares_tell_a_model_that_never_leaves_from_one_that_does():
     assert (shares.loc["leaves"] == 1.0).all() and (shares.loc["stays"] == 0.0).all()
     assert (shares.loc["half"] == 0.5).all()  # 30 degrees departs, 29.9 does not (Appendix G.1: >= 30)
     assert shares.loc["untracked"].isna().all()  # missing evidence is unknown, never departed or not
+
+
+def validity_rows(model, departed, appearance):
+    """An object target's ``departed`` and ``object_appearance`` per revisit (None: not found),
+    an environment rollout never departing, and its Visible Memory."""
+    return (revisit_rows(model, "object_a", "object", "LRLR", "departed", {"o1": departed})
+            + revisit_rows(model, "object_a", "object", "LRLR", "object_appearance", {"o1": appearance})
+            + revisit_rows(model, "environment_a", "environment", "LRLR", "departure_deg", {"": [90.0, 90.0]})
+            + revisit_rows(model, "environment_a", "environment", "LRLR", "env_visible", {"e": [0.9, 0.9]}))
+
+
+def test_validity_flags_a_column_that_never_departed_or_whose_targets_were_not_found():
+    rows = pd.DataFrame(validity_rows("remembers", [1.0, 1.0], [0.9, INVALID])
+                        + validity_rows("frozen", [0.0, 0.0], [1.0, 1.0])
+                        + validity_rows("lost", [1.0, 1.0], [INVALID, INVALID])
+                        + validity_rows("staysonce", [1.0, 0.0], [1.0, 1.0]), columns=COLUMNS)
+    table = tb.table2(rows)
+    found = tb.found_shares(rows).set_index("model")
+    assert found.loc["remembers", "object_appearance"] == 0.5 and found.loc["lost", "object_appearance"] == 0.0
+    assert math.isnan(found.loc["remembers", "env_visible"])  # a view, not a target to find
+    flags = dict(zip(table["model"], tb.validity_flags(table, tb.departure_shares(rows), tb.found_shares(rows))))
+    assert flags["remembers"] == "ok" and flags["staysonce"] == "ok"  # half is not "mostly"
+    assert flags["frozen"] == "revisits mostly never departed: O.App 0%"  # 1.0 that tests no memory
+    assert flags["lost"] == "targets mostly not found: O.App 0%"
+    # the Table 2 value itself is unchanged: the flag sits beside it
+    assert table.set_index("model").loc["frozen", "object_appearance"] == 1.0
+
+
+def test_cli_writes_the_validity_column_last(tmp_path):
+    write_scores(pd.DataFrame(validity_rows("frozen", [0.0, 0.0], [1.0, 1.0]), columns=COLUMNS),
+                 tmp_path / "frozen.csv")
+    subprocess.run([sys.executable, "-m", "worldmemory.worldmembench.tables", "--scores", str(tmp_path / "frozen.csv"),
+                    "--table2", str(tmp_path / "table2.csv"), "--table5", str(tmp_path / "table5.csv")],
+                   check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
+    table = pd.read_csv(tmp_path / "table2.csv")
+    assert list(table.columns) == [*tb.TABLE2_COLUMNS, tb.VALIDITY]
+    assert table["validity"].tolist() == ["revisits mostly never departed: O.App 0%"]

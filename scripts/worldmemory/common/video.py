@@ -113,6 +113,30 @@ def read_video(path: str | os.PathLike, frames=None) -> np.ndarray:
         return _read_with_ffmpeg(path)[indices]
 
 
+def read_video_at(path: str | os.PathLike, width: int, height: int) -> np.ndarray:
+    """Every frame of ``path`` at ``width`` x ``height``: a model may write any resolution, and
+    every estimator and score reads its video at the case's (reference's) size, so a number
+    never depends on the size the model chose (docs/perception.md, "Any resolution"). Shrinking
+    averages areas (an upsampled video comes back to its source within rounding), enlarging is
+    bilinear; the frames are resized in chunks, so a long 1080p video never sits decoded whole."""
+    shape = video_shape(path)
+    if shape[1:] == (height, width):
+        return read_video(path)
+    import cv2  # only where a model wrote another size
+
+    shrink = shape[1] * shape[2] > height * width
+    interpolation = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+    out = np.empty((shape[0], height, width, 3), np.uint8)
+    for start in range(0, shape[0], _CHUNK):
+        chunk = read_video(path, range(start, min(start + _CHUNK, shape[0])))
+        for i, frame in enumerate(chunk):
+            out[start + i] = cv2.resize(frame, (width, height), interpolation=interpolation)
+    return out
+
+
+_CHUNK = 32  # frames decoded at once by read_video_at
+
+
 def video_shape(path: str | os.PathLike) -> tuple[int, int, int]:
     """(frames, height, width) of ``path`` without decoding more than its first frame."""
     path = Path(path)

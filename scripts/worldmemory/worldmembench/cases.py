@@ -287,7 +287,21 @@ def _case_problems(manifest: dict, root: Path) -> list[str]:
     files += [(f"targets[{i}].mask", t["mask"]) for i, t in enumerate(manifest["targets"])]
     problems += [f"{field}: file not found: {root / rel}" for field, rel in files
                  if not (root / rel).is_file()]
+    size = (manifest["camera"]["width"], manifest["camera"]["height"])
+    for field, rel in files:
+        if (root / rel).is_file():
+            found = _image_size(root / rel)
+            if found != size:
+                problems.append(f"{field}: {rel} is {found[0]}x{found[1]}, but camera.width x camera.height is "
+                                f"{size[0]}x{size[1]} (every estimator reads the model's video at that size); "
+                                "resize the image or correct the camera")
     return problems
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    """(width, height) of an image, from its header."""
+    props = iio.improps(path)
+    return int(props.shape[1]), int(props.shape[0])
 
 
 def _repeated(field: str, ids: list[str]) -> list[str]:

@@ -7,18 +7,20 @@ One job per (model, case), like the rollouts: at the papers' size an estimator r
 video per case. It writes ``<capability>.npz`` (perception.store) for every configured capability,
 with no entry where the capability reads nothing of the case's family (APPLIES): tracking reads
 human and object cases, depth environment cases, faces human cases, the event judge dynamic cases,
-camera and quality every static-memory case. What each capability estimates per rollout
-(``case/trajectory``), at the video's own size:
+camera and quality every static-memory case. Every estimator reads a rollout's video at the case
+camera's size (common.video.read_video_at: a model may write any resolution, 2x or 832x480, and
+its numbers must not depend on it), so the masks, depth maps and poses are at the case's size and
+the trajectory's intrinsics apply unchanged. What each capability estimates per rollout
+(``case/trajectory``):
 
   * ``tracking``: the masks of every person and object target of a human or object case,
-    started from the target's mask in the conditioning frame (resized to the video if the model
-    wrote another size), the requested camera path predicting where a target that changed
+    started from the target's mask in the conditioning frame, the requested camera path predicting where a target that changed
     while out of view is after a departure (perception.tracking); fields ``targets`` (ids, in
     case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every static-memory rollout (not the dynamic cases'
     LR-Hold, which no camera metric reads, nor the translation loops of a backend whose
     translations are too coarse for Eq. 2, the only reader of those) from its pixels and the
-    case camera's intrinsics (scaled to the video's size); fields ``poses`` (T, 4, 4) and ``K``;
+    case camera's intrinsics; fields ``poses`` (T, 4, 4) and ``K``;
     ``second_camera`` the same from a second estimator, whose translations Eq. 2 averages with
     camera's (ViPE beside DA3);
   * ``depth``: every frame's depth map of an environment case (the only family that reads depth),
@@ -49,7 +51,7 @@ from PIL import Image
 
 from worldmemory.common.progress import PERCEIVED, report
 from worldmemory.common.rollout_index import read_unit_manifest
-from worldmemory.common.video import read_video
+from worldmemory.common.video import read_video_at
 from worldmemory.perception import registry
 from worldmemory.perception.base import shown_frames
 from worldmemory.perception.judge import EVENT_CHECKLIST, event_prompt, parse_event_answer
@@ -125,10 +127,9 @@ def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
     targets = [t for t in case["targets"] if t["kind"] == kind]
     if not targets:
         return None  # environment and dynamic cases are scored without target masks
-    frames = read_video(root / entry["video"])
-    size = frames.shape[2], frames.shape[1]
-    camera = _requested_path(root / entry["trajectory_file"], case, frames)
-    masks = [tracker.track(frames, _mask(t["mask"], size), camera=camera) for t in targets]
+    frames = case_frames(root, entry, case)
+    camera = _requested_path(root / entry["trajectory_file"], frames)
+    masks = [tracker.track(frames, _mask(t["mask"]), camera=camera) for t in targets]
     return {"targets": np.array([t["id"] for t in targets]), "masks": np.stack(masks).astype(bool)}
 
 
@@ -137,29 +138,28 @@ def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
         return None  # Camera Following and Environment Memory read the static-memory rollouts
     if entry["trajectory"] == "translation" and getattr(estimator, "unreliable_translation", ""):
         return None  # only RPE_trans reads a translation rollout's poses, and not this backend's
-    frames = read_video(root / entry["video"])
+    frames = case_frames(root, entry, case)
     K = np.asarray(json.loads((root / entry["trajectory_file"]).read_text())["intrinsics"], dtype=float)
-    K = scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
     return {"poses": estimator.estimate(frames, K), "K": K, "shown": shown_frames(frames)}
 
 
 def _depth(estimator, root: Path, entry: dict, case: dict) -> dict | None:
     if case["family"] != "environment":
         return None
-    frames = read_video(root / entry["video"])
+    frames = case_frames(root, entry, case)
     return {"depth": estimator.estimate(frames), "relative_inverse": np.array(not estimator.metric)}
 
 
 def _faces(embedder, root: Path, entry: dict, case: dict) -> dict | None:
     if case["family"] != "human":
         return None  # only Human Identity reads faces
-    return embedder.faces(read_video(root / entry["video"])).fields()
+    return embedder.faces(case_frames(root, entry, case)).fields()
 
 
 def _quality(scorer, root: Path, entry: dict, case: dict) -> dict | None:
     if case["family"] == "dynamic":
         return None  # General Video Quality reads the static-memory rollouts (Section 4.2)
-    frames = read_video(root / entry["video"])
+    frames = case_frames(root, entry, case)
     picked = np.array(sampled_frames(len(frames)))
     return {"frames": picked, "raw": scorer.score(frames[picked])}
 
@@ -198,7 +198,7 @@ class VlmEventJudge:
 def _judge(backend, root: Path, entry: dict, case: dict) -> dict | None:
     if case["family"] != "dynamic":
         return None  # only Dynamic Memory asks the event judge
-    frames = read_video(root / entry["video"])
+    frames = case_frames(root, entry, case)
     event, judge = dynamic_case(case), VlmEventJudge(backend)
     answer = judge_rollout(judge, frames, load_trajectory(root / entry["trajectory_file"]), event)
     ids = [q.id for q in event.questions]
@@ -210,31 +210,25 @@ ESTIMATORS = {"tracking": _tracking, "camera": _camera, "second_camera": _camera
               "imaging_quality": _quality, "aesthetic_quality": _quality, "judge": _judge}
 
 
-def _requested_path(path: Path, case: dict, frames: np.ndarray):
-    """The camera path the model was asked to follow (poses, K at the video's size), where the
+def case_frames(root: Path, entry: dict, case: dict) -> np.ndarray:
+    """The frames of rollout ``entry`` at the case camera's size, whatever size the model wrote."""
+    return read_video_at(root / entry["video"], case["camera"]["width"], case["camera"]["height"])
+
+
+def _requested_path(path: Path, frames: np.ndarray):
+    """The camera path the model was asked to follow (poses, K), where the
     tracker predicts a changed target's place after a departure; None when the video's frame
     count differs from the path's (the tracker then relies on the images alone)."""
     trajectory = json.loads(path.read_text())
     poses = np.asarray(trajectory["poses"], dtype=float)
     if len(poses) != len(frames):
         return None
-    K = np.asarray(trajectory["intrinsics"], dtype=float)
-    return poses, scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
+    return poses, np.asarray(trajectory["intrinsics"], dtype=float)
 
 
-def _mask(path: str, size: tuple[int, int]) -> np.ndarray:
-    """A target's conditioning-frame mask at the video's (width, height) (nearest neighbour)."""
-    image = Image.open(path).convert("L")
-    if image.size != size:
-        image = image.resize(size, Image.NEAREST)
-    return np.asarray(image) > 0
-
-
-def scaled_intrinsics(K: np.ndarray, case: dict, width: int, height: int) -> np.ndarray:
-    """The trajectory's K (for the case camera's size) for a video of ``width`` x ``height``: a
-    model may write another resolution, and its pixels then scale by the size ratio."""
-    sx, sy = width / case["camera"]["width"], height / case["camera"]["height"]
-    return np.diag([sx, sy, 1.0]) @ K
+def _mask(path: str) -> np.ndarray:
+    """A target's conditioning-frame mask (the case camera's size)."""
+    return np.asarray(Image.open(path).convert("L")) > 0
 
 
 def main(argv=None) -> None:

@@ -61,7 +61,7 @@ from worldmemory.common.geometry import rotation_angle
 from worldmemory.common.progress import report
 from worldmemory.common.provenance import write_job_info
 from worldmemory.common.rollout_index import read_unit_manifest
-from worldmemory.common.video import read_video, video_shape
+from worldmemory.common.video import read_video_at, video_shape
 from worldmemory.perception import registry
 from worldmemory.perception.base import Unavailable
 from worldmemory.perception.descriptor import ColourGradientPatches
@@ -183,7 +183,9 @@ def score_rollout(root: Path, entry: dict, case: dict, family: str, backend, min
     if traj.name != entry["trajectory"]:
         raise ValueError(f"rollout {name}: its trajectory file holds {traj.name!r}")
     # Pixels are decoded only for the families that read them (appearance features, the judge).
-    frames = read_video(root / entry["video"]) if family in ("static", "dynamic") else None
+    # (at the case camera's size, as the estimators read them: perceive.py)
+    frames = (read_video_at(root / entry["video"], case["camera"]["width"], case["camera"]["height"])
+              if family in ("static", "dynamic") else None)
     case_family = case["family"]
     if family in ("quality", "camera"):  # over the static-memory rollouts (the paper's 85 cases)
         if case_family == "dynamic":
@@ -198,7 +200,8 @@ def score_rollout(root: Path, entry: dict, case: dict, family: str, backend, min
         conditioning = {t["id"]: iio.imread(t["mask"]) > 0 for t in case["targets"]}
         return _entity_rows(case_family, frames, perception, traj, targets, conditioning, backend, min_pixels)
     if case_family == "environment" and traj.name != "translation":
-        return _environment_rows(frames, perception, traj, by_kind["environment"], backend, grid)
+        conditioning = iio.imread(case["conditioning_frame"], mode="RGB")
+        return _environment_rows(frames, conditioning, perception, traj, by_kind["environment"], backend, grid)
     return []
 
 
@@ -322,18 +325,20 @@ def _missing(reference: list[int], revisit: list[int], min_pixels: int, k: int) 
     return ""
 
 
-def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], backend,
+def _environment_rows(frames, conditioning, perception, traj: Trajectory, targets: list[str], backend,
                       grid: tuple[int, int]) -> list[dict]:
     """Environment Memory (Section 4.4, Eq. 6) per rotational return window R_k, and the
     departure / return angles of Appendix G.1.
 
-    The frame of R_k whose estimated orientation is closest to frame 0's, by the SO(3) angle of
-    R_0^T R_t (ties to the earliest frame), is compared with frame 0, the conditioning frame:
-    Visible Memory as the clipped cosine of global features (static_memory.return_similarity's
-    rule, applied here to the one selected frame that Depth and Reconstruction also use), Depth
-    Spearman of the two depth maps, and the Reconstruction similarity of their spherical fields,
-    both on the grid centred at frame 0's camera. The rows are the same for every environment
-    target of the case.
+    The frame of R_k whose estimated orientation is closest to frame 0's (the rollout's view of
+    the conditioning camera), by the SO(3) angle of R_0^T R_t (ties to the earliest frame), is
+    selected. Visible Memory compares it with ``conditioning``, the case's conditioning frame, as
+    Section 4.4 says ("global DINOv2 features between the conditioning frame and each return"):
+    the clipped cosine of global features (static_memory.return_similarity's rule, applied to the
+    one selected frame). Depth Spearman and the Reconstruction similarity compare it with frame
+    0 ("the initial and revisit views"): the depth estimator reads the model's video, and frame 0
+    is its initial view; the spherical grid is centred at frame 0's camera. The rows are the same
+    for every environment target of the case.
     """
     metrics = ["env_visible", "env_depth", "env_recon"]
     revisits = traj.revisits()
@@ -358,7 +363,7 @@ def _environment_rows(frames, perception, traj: Trajectory, targets: list[str], 
                  _row("return_error_deg", "", k, angles[window.start:window.end].min(),
                       valid=True)]
     selected = [w.start + int(np.argmin(angles[w.start:w.end])) for _, w in revisits]
-    patches, _ = backend.patch_grid(frames[[0] + selected])
+    patches, _ = backend.patch_grid(np.concatenate([conditioning[None], frames[selected]]))
     initial, *returns = global_feature(patches)
     origin = poses[0, :3, 3]
     if metric_depth is not None:

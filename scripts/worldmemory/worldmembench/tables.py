@@ -20,6 +20,11 @@ memory, is told apart from one that remembers. Table 2's own means stay unfilter
 paper's. Our choice where the paper is silent: a flat mean over the slots (target x revisit) of
 the column's family on every trajectory that records the evidence; NaN when any slot's evidence
 is missing (a model scored without a tracker), never read as departed or not.
+Table 2 itself carries a ``validity`` column (``validity_flags``), so that a reader of Table 2 alone
+cannot take an untested column for perfect memory: "ok", or which Static Memory columns had fewer
+than half (VALID_SHARE) of their revisits depart (a frozen model reads 1.0 on every static column)
+or of their targets found (Eq. 1 scores an unfound target 0, but a column that is mostly zeros
+measures the tracker's failure or the model's, not which). Our choice: the paper has no such flag.
 Floats are rounded to 6 decimals and CSVs written with a fixed line terminator, so they are
 byte-stable across runs. This module runs in the light environment (no video or torch stack), so
 it does not import score.py.
@@ -50,6 +55,8 @@ ENTITY_FAMILY = {"human_identity": "human", "human_appearance": "human",
                  "object_appearance": "object", "object_geometry": "object"}
 DEPARTURE_DEG = 30  # Appendix G.1: departure >= 30 deg from the initial orientation
 DEPARTED = "_departed"  # the suffix of a Static Memory column's departure share
+VALID_SHARE = 0.5  # below this share of departed / found revisit slots a Static Memory column is flagged
+VALIDITY = "validity"  # Table 2's last column: "ok" or the flags (validity_flags)
 ROW_KEYS = ["model", "case", "trajectory", "metric", "target", "revisit"]
 SHORT = {  # Table 2's header abbreviations, for printing
     "imaging_quality": "Imaging", "aesthetic_quality": "Aesth.", "human_identity": "H.Id",
@@ -150,6 +157,38 @@ def departure_shares(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["model", *(m + DEPARTED for m in STATIC)]).round(DECIMALS)
 
 
+def found_shares(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per model (as ``table2``): for each Human / Object column, the share of its revisit
+    slots (target x revisit) with a valid observation (the target found in V and R_k); NaN for a
+    column without slots and for the Environment columns (a view, not a target to find)."""
+    rows = []
+    for model, own in _checked(scores).groupby("model", sort=False):
+        row = {"model": model}
+        for metric in STATIC:
+            slots = own.loc[(own["metric"] == metric) & (own["revisit"] >= 1), "valid"]
+            row[metric] = float(slots.mean()) if metric in ENTITY_FAMILY and len(slots) else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", *STATIC]).round(DECIMALS)
+
+
+def validity_flags(table: pd.DataFrame, departure: pd.DataFrame, found: pd.DataFrame) -> pd.Series:
+    """Table 2's ``validity`` per model (``table``'s row order): "ok", or the Static Memory columns
+    with a value whose revisits mostly never departed or whose targets were mostly not found
+    (under VALID_SHARE of the slots; module doc)."""
+    departure, found = departure.set_index("model"), found.set_index("model")
+    flags = []
+    for row in table.itertuples(index=False):
+        valued = [m for m in STATIC if not math.isnan(getattr(row, m))]
+        parts = []
+        for label, shares in (("revisits mostly never departed", departure.loc[row.model, [m + DEPARTED for m in valued]]),
+                              ("targets mostly not found", found.loc[row.model, valued])):
+            low = [f"{SHORT[m]} {share:.0%}" for m, share in zip(valued, shares) if share < VALID_SHARE]
+            if low:
+                parts.append(f"{label}: {', '.join(low)}")
+        flags.append("; ".join(parts) or "ok")
+    return pd.Series(flags, index=table.index, name=VALIDITY)
+
+
 def table2_reasons(scores: pd.DataFrame) -> pd.DataFrame:
     """Why each NaN cell of Table 2 is NaN: columns model, metric, reason.
 
@@ -229,15 +268,19 @@ def main(argv: list[str] | None = None) -> None:
 
     scores = read_scores(args.scores)
     main_table, decomposed = table2(scores), table5(scores)
-    write_csv(main_table, args.table2)
+    departure = departure_shares(scores)
+    validity = validity_flags(main_table, departure, found_shares(scores))
+    write_csv(main_table.assign(**{VALIDITY: validity}), args.table2)
     write_csv(decomposed, args.table5)
     print(main_table.rename(columns=SHORT).to_string(index=False, float_format="%.3f"))
+    for model, flag in zip(main_table["model"], validity):
+        if flag != "ok":
+            print(f"  {model}: flagged in Table 2's validity column: {flag}")
     reasons = table2_reasons(scores)
     if args.reasons:
         write_csv(reasons, args.reasons)
     for r in reasons.itertuples():
         print(f"  {r.model} {r.metric}: NaN ({r.reason})")
-    departure = departure_shares(scores)
     if args.departure:
         write_csv(departure, args.departure)
     print("\nShare of each Static Memory column's revisits that departed (1 = every revisit tests memory):")
