@@ -14,9 +14,9 @@ the trajectory's intrinsics apply unchanged. What each capability estimates per 
 (``case/trajectory``):
 
   * ``tracking``: the masks of every person and object target of a human or object case,
-    started from the target's mask in the conditioning frame, the requested camera path predicting where a target that changed
-    while out of view is after a departure (perception.tracking); fields ``targets`` (ids, in
-    case order) and ``masks`` (n, T, H, W);
+    started from the target's mask in the conditioning frame, the requested camera path
+    predicting where a target that changed while out of view is after a departure
+    (perception.tracking); fields ``targets`` (ids, in case order) and ``masks`` (n, T, H, W);
   * ``camera``: camera-to-world poses of every static-memory rollout (not the dynamic cases'
     LR-Hold, which no camera metric reads, nor the translation loops of a backend whose
     translations are too coarse for Eq. 2, the only reader of those) from its pixels and the

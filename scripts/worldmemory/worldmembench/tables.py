@@ -180,7 +180,8 @@ def validity_flags(table: pd.DataFrame, departure: pd.DataFrame, found: pd.DataF
     for row in table.itertuples(index=False):
         valued = [m for m in STATIC if not math.isnan(getattr(row, m))]
         parts = []
-        for label, shares in (("revisits mostly never departed", departure.loc[row.model, [m + DEPARTED for m in valued]]),
+        departed = departure.loc[row.model, [m + DEPARTED for m in valued]]
+        for label, shares in (("revisits mostly never departed", departed),
                               ("targets mostly not found", found.loc[row.model, valued])):
             low = [f"{SHORT[m]} {share:.0%}" for m, share in zip(valued, shares) if share < VALID_SHARE]
             if low:
