@@ -87,9 +87,9 @@ def test_an_unknown_name_is_refused_listing_the_models(tmp_path, capsys, name):
 
 
 def test_run_sh_has_the_subcommand(tmp_path):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run([str(REPO / "run.sh"), "forget", "mine", "--dry-run", "--directory", str(tmp_path)],
-                            capture_output=True, text=True,
-                            env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+                            capture_output=True, text=True, env=env)
     assert result.returncode == 2 and "forget: no results of model 'mine'" in result.stderr
 
 
