@@ -10,8 +10,8 @@ So an external model writes each rollout into a store first,
 
 marks it finished with its *identity* (what the video depends on: the model's command, its
 ``version`` and ``files`` (model_digest), the request's values and files, the videos it replays)
-and then hard-links its files into the job's
-output (no second copy on disk; a copy where links are impossible). A rerun of the job links every
+and then hard-links its files into the job's output (no second copy on disk; a copy where links
+are impossible). A rerun of the job links every
 rollout whose identity is unchanged instead of running the model again, so only the rollout that
 failed is redone. A rollout that did not finish has no mark and is made again from scratch.
 
@@ -23,9 +23,9 @@ videos. ``./run.sh forget MODEL`` (worldmemory.workflow.forget) removes a model'
 and everything built from them.
 
 model_digest reads each file once per content: the sha256 of a file is kept in a cache file
-(``cache``; the rules' DIGEST_CACHE) under its path, size,
-inode and modification and change times (ctime, which no tool sets back), so a multi-GB
-checkpoint is read again only after it changed, not by every Snakemake start or cluster job.
+(``cache``; the rules' DIGEST_CACHE) under its path, size, inode and modification and change
+times (ctime, which no tool sets back), so a multi-GB checkpoint is read again only after it
+changed, not by every Snakemake start or cluster job.
 """
 
 from __future__ import annotations
