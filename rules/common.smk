@@ -17,6 +17,7 @@ min_version("9.0")
 
 # REPO and SCRIPTS (this checkout, on sys.path) come from the Snakefile.
 from worldmemory.common.provenance import config_hash as config_sha256
+from worldmemory.common.rollout_store import DIGEST_CACHE, model_digest
 from worldmemory.perception.estimators import RESOURCES
 from worldmemory.perception.estimators import parse as parse_estimator
 from worldmemory.perception.estimators import prefetched as prefetched_weights
@@ -314,13 +315,23 @@ def store_args(runs, study, subdirectory):
 
 def model_args(spec):
     """A rollout CLI's model arguments: a reference model with its parameters, or an external
-    command template."""
+    command template and, where the entry has a version or files, their digest: a param of the
+    rollout rules, so Snakemake reruns the model's rollouts when either changes (and no free text
+    of the version reaches the shell)."""
     if spec["kind"] == "reference":
         args = ["--kind", "reference", "--reference", spec["reference"]]
         args += ["--params", json.dumps(spec.get("params", {}), sort_keys=True)]
     else:
         args = ["--kind", "external", "--command", spec["command"]]
+        if "version" in spec or spec.get("files"):
+            args += ["--model-digest", entry_digest(spec.get("version"), tuple(spec.get("files", [])))]
     return shlex.join(args)
+
+
+@functools.cache  # once per Snakemake run; the files' digests are cached across runs (DIGEST_CACHE)
+def entry_digest(version, files):
+    """A model entry's rollout_store.model_digest."""
+    return model_digest(version, files, DIGEST_CACHE)
 
 
 @functools.cache  # the config does not change while the DAG is built: parsed once, not per job

@@ -5,7 +5,7 @@ import json
 import os
 
 import pytest
-from worldmemory.common.rollout_store import RolloutStore, identity_digest
+from worldmemory.common.rollout_store import RolloutStore, identity_digest, model_digest, with_model
 
 
 def make(store: RolloutStore, key: str, identity: str, dest, content: bytes) -> None:
@@ -73,3 +73,48 @@ def test_a_rerun_replaces_what_the_output_held(tmp_path, key):
     make(store, key, "a", dest, b"frames")
     (dest / "stale.txt").write_text("from an older job")
     assert store.fetch(key, "a", dest) and not (dest / "stale.txt").exists()
+
+
+def test_the_model_digest_changes_with_a_files_content_or_the_version_only(tmp_path):
+    """A model entry's version and files (model_digest) enter the identity: an edited script or
+    checkpoint, a file added to its weights directory or a new version change it; the same
+    entry, or its checkpoint moved elsewhere, does not."""
+    (tmp_path / "model.py").write_text("print('v1')")
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights" / "ckpt.pt").write_bytes(b"\x00" * 1000)
+    files = [tmp_path / "model.py", tmp_path / "weights"]
+    base = model_digest("1", files)
+    assert base == model_digest("1", files)
+    assert base != model_digest("2", files) and base != model_digest(None, files)
+    assert base != model_digest("1", files[::-1])
+    (tmp_path / "weights" / "ckpt.pt").write_bytes(b"\x00" * 999 + b"\x01")  # same size, one byte
+    changed = model_digest("1", files)
+    assert changed != base
+    (tmp_path / "weights" / "extra.json").write_text("{}")
+    assert model_digest("1", files) not in (base, changed)
+    (tmp_path / "weights" / "extra.json").unlink()
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "model.py").rename(tmp_path / "moved" / "model.py")
+    assert model_digest("1", [tmp_path / "moved" / "model.py", tmp_path / "weights"]) == changed
+
+
+def test_the_model_digest_reads_a_file_again_only_once_it_changed(tmp_path):
+    """The cache holds each file's sha256 under its stat: an unchanged file is not read again (a
+    planted digest is believed), an edited one is."""
+    ckpt, cache = tmp_path / "ckpt.pt", tmp_path / "cache" / "digests.json"
+    ckpt.write_bytes(b"weights")
+    first = model_digest(None, [ckpt], cache)
+    assert first == model_digest(None, [ckpt])  # the same digest with or without a cache
+    entries = json.loads(cache.read_text())
+    assert list(entries) == [str(ckpt.resolve())]
+    entries[str(ckpt.resolve())]["sha256"] = "planted"
+    cache.write_text(json.dumps(entries))
+    assert model_digest(None, [ckpt], cache) != first  # not read again: the planted digest was used
+    ckpt.write_bytes(b"weightz")  # the same size, in place: its times tell
+    assert model_digest(None, [ckpt], cache) == model_digest(None, [ckpt]) != first
+
+
+def test_a_model_without_version_or_files_keeps_its_rollouts_identity():
+    values = {"command": "x", "sequence": "static_000"}
+    assert with_model(values, None) == values  # the stores made before version and files existed stay valid
+    assert identity_digest(with_model(values, "a")) != identity_digest(with_model(values, "b"))

@@ -376,3 +376,23 @@ def test_comparisons_refuse_unknown_models_a_stray_baseline_and_colliding_varian
     assert (f"- worldmembench.comparisons.again.variants.drift-fast: also a variant of {key}. Fix: rename one of "
             "them") in message
     assert "- worldmembench.comparisons.again.paper_names.drifting: not one of " in message
+
+
+@pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
+def test_a_models_files_must_exist_and_belong_to_an_external_model(study, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text("")
+    (tmp_path / "weights").mkdir()
+    config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
+    mine = {"kind": "external", "command": "gen {request}", "version": "2 (retrained)"}
+    config[study]["models"]["mine"] = {**mine, "files": ["model.py", "weights"]}
+    check_config(config)  # a file and a directory, relative to the working directory
+    config[study]["models"]["mine"] = {**mine, "files": ["model.py", "ckpt.pt", "~/w.pt"]}
+    config[study]["models"]["omniscient"].update(version="1", files=["model.py"])
+    text = problems(config)
+    assert text.startswith("config: 4 problem(s)")
+    assert (f"{study}.models.mine.files[1] = 'ckpt.pt': no such file or directory (relative to the working "
+            f"directory {tmp_path}). Fix: correct the path") in text
+    assert f"{study}.models.mine.files[2] = '~/w.pt': no such file or directory" in text and "is not expanded" in text
+    for key in ("files", "version"):
+        assert f"{study}.models.omniscient.{key}: a reference model is rendered again on every run" in text

@@ -4,7 +4,7 @@ Two guards: a lint of every rule's shell command (each placeholder carries :q, e
 named *_args, which rules/common.smk builds with shlex.join), and a real dry run whose config
 puts shell syntax in every free-text value a command line carries (directories with spaces and
 $(...), an external model's template) and finds each value in the printed commands as exactly
-one shell word.
+one shell word; an external model's version and files never reach one (their digest does).
 """
 
 import ast
@@ -83,6 +83,10 @@ def hostile_config(tmp_path: Path) -> dict:
     config["persistbench"]["features"] = "dinov2"
     config["persistbench"]["models"]["external"] = {
         "kind": "external", "command": "my-4d-model {request} ; echo 'done'"}
+    checkpoint = tmp_path / f"ckpt {HOSTILE}.pt"  # a model's version and files reach no command line
+    checkpoint.write_bytes(b"weights")
+    for study in ("worldmembench", "persistbench"):
+        config[study]["models"]["external"].update(version=f"model-version {HOSTILE}", files=[str(checkpoint)])
     return config
 
 
@@ -106,3 +110,6 @@ def test_hostile_values_reach_the_shell_as_one_word(tmp_path, snakemake):
         # occurrence is an unquoted one
         assert not [c for c in commands if value in c], value
     assert not list(tmp_path.rglob("PWNED")) and not (REPO / "PWNED").exists()
+    # only their digest does, a hex word (model_args)
+    assert len([c for c in commands if re.search(r" --model-digest [0-9a-f]{64} ", c)]) == 2
+    assert not [c for c in commands if "model-version" in c or "ckpt we" in c]

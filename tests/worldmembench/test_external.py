@@ -202,6 +202,29 @@ def test_a_failed_rollout_costs_only_itself_the_store_keeps_the_others(tmp_path,
     assert calls.read_text().split() == ["LRLR", "LRUD", "LRUD", "translation", "LRLR", "LRUD"]
 
 
+def test_a_changed_model_digest_makes_the_rollouts_again(tmp_path, monkeypatch):
+    """--model-digest (a model entry's version and files, common.rollout_store.model_digest) is
+    part of each rollout's identity: the same digest links the stored video back, another makes it
+    again."""
+    case_dir = write_embedded_case(tmp_path / "cases" / "human_000", "human_000", "human", None, 64, 48,
+                                   ["LRLR"], PARAMS)
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("CALLS", str(calls))
+    out, store = tmp_path / "rollouts" / "mine" / "human_000", tmp_path / "store" / "mine" / "human_000"
+
+    def run(digest):
+        main(["--case", str(case_dir), "--model", "mine", "--kind", "external", "--command",
+              'echo {trajectory_name} >> "$CALLS"; ' + STILL, "--trajectory-params", json.dumps(PARAMS),
+              "--store", str(store), "--model-digest", digest, "--out", str(out)])
+        shutil.rmtree(out)  # a forced rerun, or a changed param, starts from an empty output
+
+    run("a" * 64)
+    run("a" * 64)
+    assert calls.read_text().split() == ["LRLR"]
+    run("b" * 64)
+    assert calls.read_text().split() == ["LRLR", "LRLR"]
+
+
 def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
     case = load_case(cases_dir / "dynamic_000")
     traj = tj.build("LR-Hold", **PARAMS, width=64, height=48)

@@ -8,14 +8,24 @@ So an external model writes each rollout into a store first,
 
     results/<study>/rollout_store/<model>/<case>/<trajectory>/   (PersistBench: .../<sequence>/)
 
-marks it finished with its *identity* (what the video depends on: the model's command, the
-request's values and files, the videos it replays) and then hard-links its files into the job's
-output (no second copy on disk; a copy where links are impossible). A rerun of the job links every
+marks it finished with its *identity* (what the video depends on: the model's command, its
+``version`` and ``files`` (model_digest), the request's values and files, the videos it replays)
+and then hard-links its files into the job's output (no second copy on disk; a copy where links
+are impossible). A rerun of the job links every
 rollout whose identity is unchanged instead of running the model again, so only the rollout that
 failed is redone. A rollout that did not finish has no mark and is made again from scratch.
 
-To make a model's videos again with an unchanged entry (new weights behind the same command),
-delete its store directory, ``results/<study>/rollout_store/<model>/``.
+A model changed behind an unchanged command (an edited script, new weights) is a new model only
+if its entry says so: a new ``version``, or the changed file listed in ``files``, whose content
+model_digest reads. The rules pass that digest on the rollout's command line (``--model-digest``),
+so Snakemake reruns the model's rollout jobs when it changes and the store serves none of the old
+videos. ``./run.sh forget MODEL`` (worldmemory.workflow.forget) removes a model's rollouts, store
+and everything built from them.
+
+model_digest reads each file once per content: the sha256 of a file is kept in a cache file
+(``cache``; the rules' DIGEST_CACHE) under its path, size, inode and modification and change
+times (ctime, which no tool sets back), so a multi-GB checkpoint is read again only after it
+changed, not by every Snakemake start or cluster job.
 """
 
 from __future__ import annotations
@@ -27,14 +37,23 @@ import shutil
 from pathlib import Path
 
 FINISHED = "finished.json"
+DIGEST_CACHE = Path(".snakemake", "worldmemory", "file_digests.json")  # model_digest's, in the working directory
 
 
 def add_store_arguments(parser, unit: str) -> None:
-    """The rollout CLIs' --store and --replayed options (``unit``: case or sequence)."""
+    """The rollout CLIs' --store, --replayed and --model-digest options (``unit``: case or sequence)."""
     parser.add_argument("--store", type=Path, default=None,
                         help="--kind external: make each rollout here first, link it into --out once finished")
     parser.add_argument("--replayed", type=Path, default=None,
                         help=f"the {unit}'s rollout directory of the model the command replays (part of the identity)")
+    parser.add_argument("--model-digest", default=None,
+                        help="the model's version and files (model_digest; part of the identity)")
+
+
+def with_model(values: dict, model_digest: str | None) -> dict:
+    """A rollout's identity ``values`` with the model's digest (model_digest) under "model", if it
+    has one; a model without version and files keeps the identity it had before they existed."""
+    return values if model_digest is None else {**values, "model": model_digest}
 
 
 def identity_digest(values: dict, files: list[Path] = ()) -> str:
@@ -50,6 +69,56 @@ def identity_digest(values: dict, files: list[Path] = ()) -> str:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     h.update(block)
     return h.hexdigest()
+
+
+def model_digest(version: str | None, files=(), cache: Path | None = None) -> str:
+    """sha256 of a model entry's ``version`` (any text, or None) and the contents of its ``files``
+    (in order; a directory by each file under it, with its relative path), read through the
+    ``cache`` file if given. A file's name and place are not part of it: a checkpoint moved
+    elsewhere is the same model."""
+    cached = _read_cache(cache)
+    known = dict(cached)
+    contents = [_content_digest(Path(path), known) for path in files]
+    if cache is not None and known != cached:
+        _write_cache(cache, known)
+    return hashlib.sha256(json.dumps({"version": version, "files": contents}).encode()).hexdigest()
+
+
+def _content_digest(path: Path, known: dict) -> str:
+    if not path.is_dir():
+        return _file_digest(path, known)
+    members = sorted(p for p in path.rglob("*") if p.is_file())
+    return hashlib.sha256(json.dumps([[str(m.relative_to(path)), _file_digest(m, known)]
+                                      for m in members]).encode()).hexdigest()
+
+
+def _file_digest(path: Path, known: dict) -> str:
+    """sha256 of the file's bytes, taken from ``known`` (updated) while its stat is unchanged."""
+    st = path.stat()
+    key, stamp = str(path.resolve()), [st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+    if known.get(key, {}).get("stat") != stamp:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        known[key] = {"stat": stamp, "sha256": h.hexdigest()}
+    return known[key]["sha256"]
+
+
+def _read_cache(cache: Path | None) -> dict:
+    try:
+        return json.loads(Path(cache).read_text()) if cache is not None else {}
+    except (OSError, json.JSONDecodeError):
+        return {}  # none yet, or unreadable: every file is read again
+
+
+def _write_cache(cache: Path, known: dict) -> None:
+    """Write ``known`` whole, through a temporary file renamed over it (a reader never sees half)."""
+    cache = Path(cache)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_name(f"{cache.name}.{os.getpid()}")
+    partial.write_text(json.dumps(known, sort_keys=True))
+    os.replace(partial, cache)
 
 
 class RolloutStore:

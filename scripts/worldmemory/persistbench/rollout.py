@@ -15,7 +15,8 @@ OUT/<sequence>/command.log and, with ``--log-dir DIR``, is copied to DIR/<sequen
 outlives a failed job (Snakemake deletes OUT); with ``--timeout-minutes M`` the job's commands
 together get M minutes (the model's ``runtime``: see worldmemory.external.TimeLimit); with
 ``--store DIR`` the rollout is made in the store and linked into OUT once finished
-(common.rollout_store). Every rollout records its cost (cost.json: common.usage). OUT/<sequence>/
+(common.rollout_store), ``--model-digest`` (the model entry's version and files) part of its
+identity. Every rollout records its cost (cost.json: common.usage). OUT/<sequence>/
 rollouts.json lists the sequence's rollout (none for a sequence preparation dropped), and the
 model's OUT/manifest.json (common.rollout_index.collect) all of them, sorted, no timestamps:
 
@@ -37,7 +38,7 @@ from worldmemory.common.equirect import view_rotation
 from worldmemory.common.npz import save_npz
 from worldmemory.common.progress import report
 from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
-from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest
+from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest, with_model
 from worldmemory.common.usage import own_usage
 from worldmemory.common.video import read_video, write_video
 from worldmemory.external import KINDS, VIDEO_NAME, TimeLimit, check_video, run_model, run_params
@@ -67,12 +68,14 @@ def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict |
 
 def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | None = None,
                       reference: str | None = None, command: str | None = None, time_limit: TimeLimit | None = None,
-                      log_dir=None, store: Path | None = None, replayed: Path | None = None) -> dict:
+                      log_dir=None, store: Path | None = None, replayed: Path | None = None,
+                      model_digest: str | None = None) -> dict:
     """Roll out ``model`` on the prepared sequence in ``seq_dir`` into ``out_dir``/<sequence>/ and
     write its manifest; returns it. An external ``command``'s run is limited by ``time_limit``,
     its log copied to ``log_dir``/<sequence>.log if given, the rollout made in the ``store``
     directory if given; ``replayed``: the sequence's rollout directory of the model whose video
-    the command replays, part of the rollout's identity. A sequence preparation dropped gets no
+    the command replays, and ``model_digest`` (rollout_store.model_digest: the entry's version
+    and files), part of the rollout's identity. A sequence preparation dropped gets no
     rollout."""
     params = model_params(model, kind, params, reference, command)
     seq_dir, out_dir = Path(seq_dir), Path(out_dir)
@@ -90,8 +93,8 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
         store = RolloutStore(store)
         log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
         replayed_videos = sorted(Path(replayed).glob("video.*")) if replayed else []
-        identity = identity_digest({"command": command, "sequence": seq["id"], "cameras": seq["cameras"],
-                                    "n_frames": seq["n_frames"], "fps": seq["fps"]},
+        identity = identity_digest(with_model({"command": command, "sequence": seq["id"], "cameras": seq["cameras"],
+                                               "n_frames": seq["n_frames"], "fps": seq["fps"]}, model_digest),
                                    [seq_dir / "input.mkv", *replayed_videos])
         if store.fetch(seq["id"], identity, own):
             video, summary = next(own.glob("video.*")), "finished earlier"
@@ -173,7 +176,8 @@ def main(argv=None) -> None:
     if args.out.name != args.sequence.name:
         parser.error(f"--out {args.out} must end with the sequence's id {args.sequence.name!r}")
     roll_out_sequence(args.sequence, args.model, args.kind, args.out.parent, json.loads(args.params),
-                      args.reference, args.command, time_limit, args.log_dir, args.store, args.replayed)
+                      args.reference, args.command, time_limit, args.log_dir, args.store, args.replayed,
+                      args.model_digest)
     report("persistbench", "rollouts", args.model, args.out.parent, UNIT_MANIFEST)
 
 

@@ -56,7 +56,8 @@ def check_config(config: dict) -> None:
     only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
     only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes, none where its value is
-    evaluated again). Their values are typed and ranged as the code takes them: trajectory
+    evaluated again); their ``files`` exist, and only external models have ``files`` or
+    ``version``. Their values are typed and ranged as the code takes them: trajectory
     parameters by the builders' annotations and trajectories.check, reference parameters by
     their default's type and PARAM_MINIMUM.
 
@@ -333,6 +334,7 @@ def _worldmembench(study: dict):
     yield from _trajectory_values(study, names)
     yield from _reference_params("worldmembench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("worldmembench", study, PLACEHOLDERS)
+    yield from _model_files("worldmembench", study)
     yield from _perception("worldmembench", study)
     yield from _comparisons(study)
 
@@ -405,6 +407,7 @@ def _persistbench(study: dict):
                    "(camera_paths.PathParams documents each field)")
     yield from _reference_params("persistbench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("persistbench", study, PLACEHOLDERS)
+    yield from _model_files("persistbench", study)
     yield from _perception("persistbench", study)
 
 
@@ -437,6 +440,24 @@ def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
                 check_template(spec["command"], placeholders)
             except ValueError as e:
                 yield f"{key}.command: {e}"
+
+
+def _model_files(study_name: str, study: dict):
+    """A model's ``version`` and ``files`` (its rollouts' identity, rollout_store.model_digest)
+    belong to an external model, and every file or directory of ``files`` exists."""
+    for key, _, spec in _study_models(study_name, study):
+        if spec.get("kind") == "reference":
+            for name in sorted({"version", "files"} & set(spec)):
+                yield (f"{key}.{name}: a reference model is rendered again on every run, so it has no "
+                       f"{name}. Fix: remove it")
+            continue
+        for i, path in enumerate(spec.get("files", [])):
+            if not os.path.exists(path):
+                where = "" if os.path.isabs(path) else f" (relative to the working directory {os.getcwd()})"
+                if path.startswith("~"):
+                    where += f"; `~` is not expanded, write {os.path.expanduser(path)!r}"
+                yield (f"{key}.files[{i}] = {path!r}: no such file or directory{where}. Fix: correct the path "
+                       "of the model's script, checkpoint or weights directory, or remove it from files")
 
 
 def _perception(study_name: str, study: dict):

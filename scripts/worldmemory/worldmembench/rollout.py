@@ -24,7 +24,9 @@ which outlives a failed job; with ``--timeout-minutes M`` the job's commands tog
 minutes (the model's ``runtime``: see worldmemory.external.TimeLimit) and the one running when
 they are up is killed with its process group. With ``--store DIR`` each external rollout is made
 in the store and linked into the output once finished (common.rollout_store): a rerun of the case
-redoes only the rollouts that did not finish.
+redoes only the rollouts that did not finish; ``--model-digest`` (the model entry's version and
+files, rollout_store.model_digest) is part of each rollout's identity, so a changed model is made
+again.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 from worldmemory.common.npz import save_npz
 from worldmemory.common.progress import report
 from worldmemory.common.rollout_index import COST, UNIT_MANIFEST, collect, write_cost, write_unit_manifest
-from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest
+from worldmemory.common.rollout_store import RolloutStore, add_store_arguments, identity_digest, with_model
 from worldmemory.common.usage import own_usage
 from worldmemory.common.video import write_video
 from worldmemory.external import KINDS, TimeLimit, check_video, run_model, run_params
@@ -78,7 +80,7 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
 def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_params: dict, out_dir,
                   width: int | None = None, height: int | None = None, reference: str | None = None,
                   command: str | None = None, time_limit: TimeLimit | None = None, log_dir=None,
-                  store: Path | None = None, replayed: Path | None = None) -> dict:
+                  store: Path | None = None, replayed: Path | None = None, model_digest: str | None = None) -> dict:
     """Roll out ``model`` on every trajectory of ``case`` into ``out_dir``/<case>/ and write the
     case's manifest; returns it.
 
@@ -87,7 +89,8 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
     limited by ``time_limit``, each one's log copied to ``log_dir``/{case}/{trajectory}.log if
     ``log_dir`` is given, each rollout made in the ``store`` directory (common.rollout_store) if
     given; ``replayed``: the case's rollout directory of the model whose videos the command
-    replays, part of each rollout's identity.
+    replays, and ``model_digest`` (rollout_store.model_digest: the entry's version and files),
+    part of each rollout's identity.
     Trajectories are ``trajectories.build(name, case's trajectory_params, **trajectory_params)``
     with the case camera's horizontal FoV and the frame size ``width`` x ``height`` (default: the
     case camera's). Prints one progress line per rollout.
@@ -115,8 +118,8 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
         if kind == "external":
             log_copy = Path(log_dir) / f"{rel}.log" if log_dir else None
             identity = identity_digest(
-                {"command": command, "case": case["id"], "prompt": case["prompt"], "width": w, "height": h,
-                 "trajectory": trajectory.to_json()},
+                with_model({"command": command, "case": case["id"], "prompt": case["prompt"], "width": w,
+                            "height": h, "trajectory": trajectory.to_json()}, model_digest),
                 [case["conditioning_frame"], *(sorted((Path(replayed) / name).glob("video.*")) if replayed else [])])
             entry, summary = _external_rollout(command, case, trajectory, w, h, rel, dest, time_limit, log_copy,
                                                rollouts_store, name, identity)
@@ -214,7 +217,8 @@ def main(argv=None) -> None:
     if args.out.name != case["id"]:
         parser.error(f"--out {args.out} must end with the case's id {case['id']!r}")
     roll_out_case(case, args.model, args.kind, params, trajectory_params, args.out.parent, args.width,
-                  args.height, args.reference, args.command, time_limit, args.log_dir, args.store, args.replayed)
+                  args.height, args.reference, args.command, time_limit, args.log_dir, args.store, args.replayed,
+                  args.model_digest)
     report("worldmembench", "rollouts", args.model, args.out.parent, UNIT_MANIFEST)
 
 
