@@ -54,6 +54,7 @@ from worldmemory.perception import registry
 from worldmemory.perception.base import shown_frames
 from worldmemory.perception.judge import EVENT_CHECKLIST, event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
+from worldmemory.perception.tracking import find_target
 from worldmemory.worldmembench.cases import load_case, load_cases
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     DynamicCase,
@@ -71,6 +72,7 @@ STATIC = ("human", "object", "environment")
 # capability -> the case families whose rollouts it estimates anything of (the readers in score.py)
 APPLIES = {"tracking": ("human", "object"), "camera": STATIC, "second_camera": STATIC, "depth": ("environment",),
            "faces": ("human",), "imaging_quality": STATIC, "aesthetic_quality": STATIC, "judge": ("dynamic",)}
+INITIAL_EVERY = 8  # a target not found in V's first frame is looked for in every 8th after it
 
 
 def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str,
@@ -127,9 +129,32 @@ def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
         return None  # environment and dynamic cases are scored without target masks
     frames = read_video(root / entry["video"])
     size = frames.shape[2], frames.shape[1]
-    camera = _requested_path(root / entry["trajectory_file"], case, frames)
-    masks = [tracker.track(frames, _mask(t["mask"], size), camera=camera) for t in targets]
+    trajectory = load_trajectory(root / entry["trajectory_file"])
+    camera = _requested_path(trajectory, case, frames)
+    conditioning = _image(case["conditioning_frame"], size)
+    initial = _initial_frames(trajectory, len(frames))
+    masks = [track_target(tracker, frames, conditioning, _mask(t["mask"], size), initial, camera)
+             for t in targets]
     return {"targets": np.array([t["id"] for t in targets]), "masks": np.stack(masks).astype(bool)}
+
+
+def track_target(tracker, frames: np.ndarray, conditioning: np.ndarray, mask: np.ndarray, initial,
+                 camera=None) -> np.ndarray:
+    """One target's masks (T, H, W) bool in a model's ``frames``: the target the ``conditioning``
+    frame's ``mask`` shows, found in the model's own ``initial`` frames (V's, in order;
+    perception.tracking.find_target) and tracked from there; all empty when it is found in none
+    (no valid observation: Eq. 4 scores the revisits 0), never the conditioning mask's place."""
+    start, first = find_target(frames, initial, conditioning, mask, tracker)
+    if not first.any():
+        return np.zeros(frames.shape[:3], dtype=bool)
+    return tracker.track(frames, first, start=start, camera=camera)
+
+
+def _initial_frames(trajectory, n_frames: int, every: int = INITIAL_EVERY) -> list[int]:
+    """The frames of V (the initial phase) where the target is looked for: every ``every``-th from
+    frame 0, within the video."""
+    phase = trajectory.phases[0]
+    return list(range(phase.start, min(phase.end, n_frames), every)) or [0]
 
 
 def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
@@ -210,16 +235,21 @@ ESTIMATORS = {"tracking": _tracking, "camera": _camera, "second_camera": _camera
               "imaging_quality": _quality, "aesthetic_quality": _quality, "judge": _judge}
 
 
-def _requested_path(path: Path, case: dict, frames: np.ndarray):
+def _requested_path(trajectory, case: dict, frames: np.ndarray):
     """The camera path the model was asked to follow (poses, K at the video's size), where the
     tracker predicts a changed target's place after a departure; None when the video's frame
     count differs from the path's (the tracker then relies on the images alone)."""
-    trajectory = json.loads(path.read_text())
-    poses = np.asarray(trajectory["poses"], dtype=float)
-    if len(poses) != len(frames):
+    if len(trajectory.poses) != len(frames):
         return None
-    K = np.asarray(trajectory["intrinsics"], dtype=float)
-    return poses, scaled_intrinsics(K, case, frames.shape[2], frames.shape[1])
+    return trajectory.poses, scaled_intrinsics(trajectory.intrinsics, case, frames.shape[2], frames.shape[1])
+
+
+def _image(path: str, size: tuple[int, int]) -> np.ndarray:
+    """The conditioning frame (H, W, 3) uint8 RGB at the video's (width, height) (area-averaged)."""
+    image = Image.open(path).convert("RGB")
+    if image.size != size:
+        image = image.resize(size, Image.BOX)
+    return np.asarray(image)
 
 
 def _mask(path: str, size: tuple[int, int]) -> np.ndarray:
