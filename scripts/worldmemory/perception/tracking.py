@@ -92,6 +92,12 @@ view is where its memory is read, changed or not.
    a tracker that followed something else through a departure it could not bridge (a
    translation loop, where no homography predicts parallax) is reset where the target was.
 
+7. With a camera path, a target held by a prediction rather than its first look (re-found
+   changed, or anchored on such a segment) is looked for by that look each frame (template
+   matching, ECC, verified by neighbourhood and target alone): found verified elsewhere, the path
+   misplaced it (a model that turned otherwise or drew its world mirrored) and it is followed
+   from there (``_Run._relocated``).
+
 Why the camera path is an input
 -------------------------------
 Image evidence alone cannot bridge a departure in the embedded default's renders: at 90 degrees
@@ -189,6 +195,18 @@ def _same_contrast(region: np.ndarray, look: np.ndarray, weights: np.ndarray, fa
     "matches" a black patch's last few grey levels, or any edge of its shape."""
     inside = np.asarray(weights) > 0
     a, b = (np.asarray(x, np.float32).mean(axis=-1)[inside].std() for x in (region, look))
+    return bool(b > 0 and 1 / factor <= a / b <= factor)
+
+
+def _contrast_kept(image, mask, reference, reference_mask, factor: float = 2.0) -> bool:
+    """Whether the grey standard deviation of ``image`` inside ``mask`` (eroded by 2 px) is within
+    ``factor`` of ``reference``'s inside ``reference_mask`` (the target's own pixels: a
+    silhouette painted flat keeps the outline that a correlation of its neighbourhood reads)."""
+    def inside(m):
+        eroded = cv2.erode(np.asarray(m, np.uint8), np.ones((5, 5), np.uint8)) > 0
+        return eroded if eroded.sum() >= 4 else np.asarray(m, bool)
+    a, b = (np.asarray(x, np.float32).mean(axis=-1)[inside(m)].std()
+            for x, m in ((image, mask), (reference, reference_mask)))
     return bool(b > 0 and 1 / factor <= a / b <= factor)
 
 
@@ -627,6 +645,8 @@ class _Run:
             if mask.sum() < self.k.min_pixels:
                 self.lost, self.prev_mask = True, None
                 continue
+            if self.camera is not None and (self.changed or self.anchor is not self.origin):
+                mask = self._relocated(t, mask)
             self.lost = False
             self.out[t] = self._refined(t, mask)
             self.prev_mask, self.prev_H = self.out[t], self.H
@@ -636,6 +656,28 @@ class _Run:
                 self.seen = t, self.out[t], self.H
             self.older = before if self.anchor.index != t else self.H
         return self.out
+
+    def _relocated(self, t, mask) -> np.ndarray:
+        """With a camera path, a target held by a prediction rather than by its first look (re-found
+        changed at its place on the path, or anchored on such a segment) is looked for in frame t
+        as the model first drew it (the given mask's frame, the model's V): a translation of its
+        look by template matching (``cv2.matchTemplate``), refined by ECC. Where that verifies (its
+        neighbourhood and the target alone >= ``same_correlation``) away from the held mask (IoU <
+        0.5), the path misplaced it (a model that turned otherwise, or drew its world mirrored):
+        it is followed from there, verified (module doc 7; WorldMemBench Section 4.4 locates the
+        target at each revisit). The (possibly new) mask of frame t before refinement."""
+        k, origin = self.k, self.origin
+        starts = _template_starts(origin.image, origin, self.colour[t], "core")
+        if not starts or _iou(origin.mask_in(starts[0], self.size), mask) >= 0.5:
+            return mask
+        H, cc = k._align(origin, self.colour[t], starts[0], 0.2)
+        found = origin.mask_in(H, self.size)
+        if (cc < k.same_correlation or k._score(origin, self.colour[t], H, "core") < k.same_correlation
+                or found.sum() < k.min_pixels or _iou(found, mask) >= 0.5):
+            return mask
+        self.anchor, self.H, self.changed, self.confirmed = origin, H, False, True
+        self.since_verified, self.stable, self.last_cc = 0, 0, cc
+        return found
 
     def _back_at_start(self, t) -> bool:
         """The camera path arrives at frame t where it started (the pose of the given mask's
@@ -923,8 +965,9 @@ def find_target(frames: np.ndarray, candidates, reference_frame: np.ndarray, ref
     mask is kept as given where the target verifies at its given place, its neighbourhood and
     the target alone correlating >= ``same_correlation`` with the reference (a model that drew
     the conditioning frame); else it is located (:func:`locate`, mirrored views included),
-    the target alone verified at ``same_correlation`` too, so a place whose target was painted
-    out or moved is never taken for it.
+    the target alone verified at ``same_correlation`` too and its own pixels' contrast within a
+    factor 2 of the reference's, so a place whose target was painted out or moved is never
+    taken for it.
     """
     frames = np.asarray(frames)
     mask = np.asarray(reference_mask, dtype=bool)
@@ -937,19 +980,21 @@ def find_target(frames: np.ndarray, candidates, reference_frame: np.ndarray, ref
                                                           cv2.COLOR_RGB2GRAY), mask, k.template_margin)
         for t in candidates:
             image = frames[t].astype(np.float32)
-            if min(k._score(anchor, image, np.eye(3), which) for which in ("ring", "core")) >= k.same_correlation:
+            if (all(k._score(anchor, image, np.eye(3), which) >= k.same_correlation for which in ("ring", "core"))
+                    and _contrast_kept(frames[t], mask, reference_frame, mask)):
                 return t, mask.copy()
             found = locate(frames[t], reference_frame, mask, k.same_correlation, k.min_pixels, k,
                            mirror=True, core_correlation=k.same_correlation)
-            if found.sum() >= k.min_pixels:
+            if found.sum() >= k.min_pixels and _contrast_kept(frames[t], found, reference_frame, mask):
                 return t, found
     return 0, np.zeros(mask.shape, dtype=bool)
 
 
-def _template_starts(reference_frame, anchor: _Anchor, frame) -> list[np.ndarray]:
-    """Translations that put the target's neighbourhood (a rectangle of the reference frame) at
-    the best normalised cross-correlation in ``frame`` (cv2.matchTemplate, TM_CCOEFF_NORMED)."""
-    ys, xs = np.nonzero(anchor.neighbourhoods["ring"][0])
+def _template_starts(reference_frame, anchor: _Anchor, frame, which: str = "ring") -> list[np.ndarray]:
+    """Translations that put the target's neighbourhood ``which`` (its bounding rectangle in the
+    reference frame) at the best normalised cross-correlation in ``frame`` (cv2.matchTemplate,
+    TM_CCOEFF_NORMED)."""
+    ys, xs = np.nonzero(anchor.neighbourhoods[which][0])
     y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
     template = np.ascontiguousarray(reference_frame[y0:y1, x0:x1])
     if template.shape[0] > frame.shape[0] or template.shape[1] > frame.shape[1]:
