@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 from worldmemory.common.degrade import blur_noise, h264_roundtrip, resize_down_up
-from worldmemory.perception.tracking import FlowTracker, locate
+from worldmemory.perception.tracking import FlowTracker, find_target, locate
 
 H, W = 96, 128
 FX = 100.0
@@ -352,6 +352,49 @@ def test_locate_without_the_target_is_empty():
     """A frame of another random world, without the target: nothing is found."""
     found = locate(background(H, W, seed=9), REFERENCE_FRAMES[0], REFERENCE_TRUTH[0])
     assert found.shape == (H, W) and not found.any()
+
+
+# ------------------------------------------------------------------------------------ find_target
+def conditioned(seed=4, centre=(40, 30)):
+    """A conditioning frame (a textured wall with a target disc left of the centre) and its mask."""
+    mask = disc(H, W, *centre)
+    return with_target(background(H, W, seed), mask, (200, 60, 40), seed + 1), mask
+
+
+def test_find_target_keeps_the_given_mask_where_the_model_drew_the_conditioning_frame():
+    """Frames that show the conditioning frame (rounded as a replay's): the given mask, as it is."""
+    frame, mask = conditioned()
+    frames = noisy(np.stack([frame] * 4), seed=2, amplitude=1)
+    start, found = find_target(frames, [0], frame, mask)
+    assert start == 0 and np.array_equal(found, mask)
+
+
+def test_find_target_follows_a_mirrored_world():
+    """A model that draws the world mirrored left-right: the target is found mirrored, not at the
+    conditioning mask's place (which shows wall there)."""
+    frame, mask = conditioned()
+    frames = np.stack([frame[:, ::-1]] * 4)
+    start, found = find_target(frames, [0], frame, mask)
+    assert start == 0 and iou(found, mask[:, ::-1]) >= 0.9 and iou(found, mask) == 0
+
+
+def test_find_target_never_takes_a_painted_out_target_for_it():
+    """The target painted out (its pixels the wall's, or black) in every frame: nothing is found,
+    though its neighbourhood still matches at its place."""
+    frame, mask = conditioned()
+    wall = background(H, W, 4)
+    for painted in (wall, np.where(mask[..., None], 0, frame).astype(np.uint8)):
+        start, found = find_target(np.stack([painted] * 4), [0, 2], frame, mask)
+        assert start == 0 and not found.any()
+
+
+def test_find_target_looks_through_the_initial_frames():
+    """The target missing from the first frames of V (black) is found in the first candidate
+    that shows it."""
+    frame, mask = conditioned()
+    frames = np.stack([np.zeros_like(frame)] * 2 + [frame[:, ::-1]] * 2)
+    start, found = find_target(frames, [0, 1, 2, 3], frame, mask)
+    assert start == 2 and iou(found, mask[:, ::-1]) >= 0.9
 
 
 def test_locate_with_an_empty_reference_is_empty():

@@ -92,6 +92,12 @@ view is where its memory is read, changed or not.
    a tracker that followed something else through a departure it could not bridge (a
    translation loop, where no homography predicts parallax) is reset where the target was.
 
+7. With a camera path, a target held by a prediction rather than its first look (re-found
+   changed, or anchored on such a segment) is looked for by that look each frame (template
+   matching, ECC, verified by neighbourhood and target alone): found verified elsewhere, the path
+   misplaced it (a model that turned otherwise or drew its world mirrored) and it is followed
+   from there (``_Run._relocated``).
+
 Why the camera path is an input
 -------------------------------
 Image evidence alone cannot bridge a departure in the embedded default's renders: at 90 degrees
@@ -139,7 +145,7 @@ import numpy as np
 from worldmemory.perception.base import track_inputs
 from worldmemory.perception.opencv_rng import reset_opencv_rng
 
-__all__ = ["FlowTracker", "locate"]
+__all__ = ["FlowTracker", "find_target", "locate"]
 
 _FLOW_PRESETS = {"ultrafast": cv2.DISOPTICAL_FLOW_PRESET_ULTRAFAST,
                  "fast": cv2.DISOPTICAL_FLOW_PRESET_FAST,
@@ -189,6 +195,18 @@ def _same_contrast(region: np.ndarray, look: np.ndarray, weights: np.ndarray, fa
     "matches" a black patch's last few grey levels, or any edge of its shape."""
     inside = np.asarray(weights) > 0
     a, b = (np.asarray(x, np.float32).mean(axis=-1)[inside].std() for x in (region, look))
+    return bool(b > 0 and 1 / factor <= a / b <= factor)
+
+
+def _contrast_kept(image, mask, reference, reference_mask, factor: float = 2.0) -> bool:
+    """Whether the grey standard deviation of ``image`` inside ``mask`` (eroded by 2 px) is within
+    ``factor`` of ``reference``'s inside ``reference_mask`` (the target's own pixels: a
+    silhouette painted flat keeps the outline that a correlation of its neighbourhood reads)."""
+    def inside(m):
+        eroded = cv2.erode(np.asarray(m, np.uint8), np.ones((5, 5), np.uint8)) > 0
+        return eroded if eroded.sum() >= 4 else np.asarray(m, bool)
+    a, b = (np.asarray(x, np.float32).mean(axis=-1)[inside(m)].std()
+            for x, m in ((image, mask), (reference, reference_mask)))
     return bool(b > 0 and 1 / factor <= a / b <= factor)
 
 
@@ -627,6 +645,8 @@ class _Run:
             if mask.sum() < self.k.min_pixels:
                 self.lost, self.prev_mask = True, None
                 continue
+            if self.camera is not None and (self.changed or self.anchor is not self.origin):
+                mask = self._relocated(t, mask)
             self.lost = False
             self.out[t] = self._refined(t, mask)
             self.prev_mask, self.prev_H = self.out[t], self.H
@@ -636,6 +656,28 @@ class _Run:
                 self.seen = t, self.out[t], self.H
             self.older = before if self.anchor.index != t else self.H
         return self.out
+
+    def _relocated(self, t, mask) -> np.ndarray:
+        """With a camera path, a target held by a prediction rather than by its first look (re-found
+        changed at its place on the path, or anchored on such a segment) is looked for in frame t
+        as the model first drew it (the given mask's frame, the model's V): a translation of its
+        look by template matching (``cv2.matchTemplate``), refined by ECC. Where that verifies (its
+        neighbourhood and the target alone >= ``same_correlation``) away from the held mask (IoU <
+        0.5), the path misplaced it (a model that turned otherwise, or drew its world mirrored):
+        it is followed from there, verified (module doc 7; WorldMemBench Section 4.4 locates the
+        target at each revisit). The (possibly new) mask of frame t before refinement."""
+        k, origin = self.k, self.origin
+        starts = _template_starts(origin.image, origin, self.colour[t], "core")
+        if not starts or _iou(origin.mask_in(starts[0], self.size), mask) >= 0.5:
+            return mask
+        H, cc = k._align(origin, self.colour[t], starts[0], 0.2)
+        found = origin.mask_in(H, self.size)
+        if (cc < k.same_correlation or k._score(origin, self.colour[t], H, "core") < k.same_correlation
+                or found.sum() < k.min_pixels or _iou(found, mask) >= 0.5):
+            return mask
+        self.anchor, self.H, self.changed, self.confirmed = origin, H, False, True
+        self.since_verified, self.stable, self.last_cc = 0, 0, cc
+        return found
 
     def _back_at_start(self, t) -> bool:
         """The camera path arrives at frame t where it started (the pose of the given mask's
@@ -845,16 +887,22 @@ def _sift_homography(matcher, features_a, features_b, min_inliers: int):
 
 def locate(frame: np.ndarray, reference_frame: np.ndarray, reference_mask: np.ndarray,
            min_correlation: float = 0.7, min_pixels: int = 4,
-           tracker: FlowTracker | None = None) -> np.ndarray:
-    """PersistBench's start: the reference target's mask found in ``frame`` (the generated
-    video's first frame) by matching its appearance in ``reference_frame`` under
-    ``reference_mask`` (the paper matches DINO features; here OpenCV's SIFT registration, else
-    template matching of the target's neighbourhood) -> (H, W) bool, empty if not found.
+           tracker: FlowTracker | None = None, *, mirror: bool = False,
+           core_correlation: float | None = None) -> np.ndarray:
+    """The reference target's mask found in ``frame`` by matching its appearance in
+    ``reference_frame`` under ``reference_mask`` (PersistBench's start, whose paper matches DINO
+    features; WorldMemBench's start through :func:`find_target`; here OpenCV's SIFT registration,
+    else template matching of the target's neighbourhood) -> (H, W) bool, empty if not found.
 
     The match is refined by ECC on the target's neighbourhood and accepted when its correlation
-    is >= ``min_correlation`` and at least ``min_pixels`` of the target land in ``frame``; the
-    mask is the reference mask carried over by the match, refined by GrabCut (a band of 0.1 x
-    the target's size). ``frame`` may have another size than ``reference_frame``.
+    is >= ``min_correlation``, the target alone (its mask dilated by 2 px) correlates >=
+    ``core_correlation`` (None: not checked; a neighbourhood can match where the target itself was
+    painted out) and at least ``min_pixels`` of the target land in ``frame``; the mask is the
+    reference mask carried over by the match, refined by GrabCut (a band of 0.1 x the target's
+    size). ``mirror``: the reference is also looked for mirrored left-right (a model may draw
+    the scene mirrored; the papers' detectors' features are trained with horizontal flips). A
+    match that correlates >= ``skip_align`` (the reference's own pixels) is taken as it is.
+    ``frame`` may have another size than ``reference_frame``.
     """
     reset_opencv_rng()
     frame, reference_frame = np.asarray(frame), np.asarray(reference_frame)
@@ -871,36 +919,82 @@ def locate(frame: np.ndarray, reference_frame: np.ndarray, reference_mask: np.nd
         return empty
     k = tracker or FlowTracker(min_pixels=min_pixels)
     raw, frame, reference_frame = frame, _smoothed(frame, k.smooth), _smoothed(reference_frame, k.smooth)
-    ref_gray = cv2.cvtColor(np.ascontiguousarray(reference_frame), cv2.COLOR_RGB2GRAY)
     gray = cv2.cvtColor(np.ascontiguousarray(frame), cv2.COLOR_RGB2GRAY)
-    anchor = _Anchor(0, reference_frame, ref_gray, mask, k.template_margin)
     image = frame.astype(np.float32)
-    starts = [np.eye(3)]  # the same view (PersistBench: the generated first frame is often the reference's)
-    registered = k._register(anchor, gray)
-    if registered is not None:
-        starts.append(registered)
-    starts += _template_starts(reference_frame, anchor, frame)
+    views = [(reference_frame, mask)] + ([(reference_frame[:, ::-1], mask[:, ::-1])] if mirror else [])
     best, best_cc = None, -1.0
-    for H0 in starts:
-        score = k._score(anchor, image, H0)
-        H, cc = (H0, score) if score >= k.skip_align else k._align(anchor, image, H0, 0.2)
-        if score > cc:  # an alignment that correlates worse than its start (compression) is not kept
-            H, cc = H0, score
-        if cc > best_cc and anchor.mask_in(H, (w, h)).sum() >= min_pixels:
-            best, best_cc = H, cc
+    for view, view_mask in views:
+        view = np.ascontiguousarray(view)
+        anchor = _Anchor(0, view, cv2.cvtColor(view, cv2.COLOR_RGB2GRAY), np.ascontiguousarray(view_mask),
+                         k.template_margin)
+        starts = [np.eye(3)]  # the same view (PersistBench: the generated first frame is often the reference's)
+        registered = k._register(anchor, gray)
+        if registered is not None:
+            starts.append(registered)
+        starts += _template_starts(view, anchor, frame)
+        for H0 in starts:
+            score = k._score(anchor, image, H0)
+            H, cc = (H0, score) if score >= k.skip_align else k._align(anchor, image, H0, 0.2)
+            if score > cc:  # an alignment that correlates worse than its start (compression) is not kept
+                H, cc = H0, score
+            if (cc > best_cc and anchor.mask_in(H, (w, h)).sum() >= min_pixels
+                    and (core_correlation is None or k._score(anchor, image, H, "core") >= core_correlation)):
+                best, best_cc = (anchor, H), cc
+            if best_cc >= k.skip_align:
+                break
+        if best_cc >= k.skip_align:
+            break
     if best is None or best_cc < min_correlation:
         return empty
-    seed = anchor.mask_in(best, (w, h))
+    seed = best[0].mask_in(best[1], (w, h))
     if best_cc >= k.skip_align:  # the reference's own pixels: GrabCut could only lose
         return seed
     refined, _ = k._grabcut(raw, seed, k.band, 1)
     return refined if refined.sum() >= min_pixels and _iou(refined, seed) >= k.accept_same else seed
 
 
-def _template_starts(reference_frame, anchor: _Anchor, frame) -> list[np.ndarray]:
-    """Translations that put the target's neighbourhood (a rectangle of the reference frame) at
-    the best normalised cross-correlation in ``frame`` (cv2.matchTemplate, TM_CCOEFF_NORMED)."""
-    ys, xs = np.nonzero(anchor.neighbourhoods["ring"][0])
+def find_target(frames: np.ndarray, candidates, reference_frame: np.ndarray, reference_mask: np.ndarray,
+                tracker: FlowTracker | None = None) -> tuple[int, np.ndarray]:
+    """WorldMemBench's start (Section 4.4: the target is specified by its mask in the conditioning
+    frame and located by detection and segmentation; V, the reference set of Eq. 4, is the
+    model's own initial phase): (frame index, the target's (H, W) bool mask there) at the first
+    of ``candidates`` (frame indices, e.g. V's) where the target is found, or (0, empty mask)
+    when it is found in none (then nothing is tracked: no valid observation, Eq. 4 scores 0).
+
+    ``reference_frame`` (the conditioning frame) and ``reference_mask`` at the frames' size. The
+    mask is kept as given where the target verifies at its given place, its neighbourhood and
+    the target alone correlating >= ``same_correlation`` with the reference (a model that drew
+    the conditioning frame); else it is located (:func:`locate`, mirrored views included),
+    the target alone verified at ``same_correlation`` too and its own pixels' contrast within a
+    factor 2 of the reference's, so a place whose target was painted out or moved is never
+    taken for it.
+    """
+    frames = np.asarray(frames)
+    mask = np.asarray(reference_mask, dtype=bool)
+    if frames.shape[1:3] != mask.shape or np.asarray(reference_frame).shape[:2] != mask.shape:
+        raise ValueError(f"reference_frame {np.shape(reference_frame)} and reference_mask {mask.shape} "
+                         f"must have the frames' size {frames.shape[1:3]}; resize them first")
+    k = tracker if isinstance(tracker, FlowTracker) else FlowTracker()
+    if mask.any():
+        anchor = _Anchor(0, reference_frame, cv2.cvtColor(np.ascontiguousarray(reference_frame),
+                                                          cv2.COLOR_RGB2GRAY), mask, k.template_margin)
+        for t in candidates:
+            image = frames[t].astype(np.float32)
+            if (all(k._score(anchor, image, np.eye(3), which) >= k.same_correlation for which in ("ring", "core"))
+                    and _contrast_kept(frames[t], mask, reference_frame, mask)):
+                return t, mask.copy()
+            found = locate(frames[t], reference_frame, mask, k.same_correlation, k.min_pixels, k,
+                           mirror=True, core_correlation=k.same_correlation)
+            if found.sum() >= k.min_pixels and _contrast_kept(frames[t], found, reference_frame, mask):
+                return t, found
+    return 0, np.zeros(mask.shape, dtype=bool)
+
+
+def _template_starts(reference_frame, anchor: _Anchor, frame, which: str = "ring") -> list[np.ndarray]:
+    """Translations that put the target's neighbourhood ``which`` (its bounding rectangle in the
+    reference frame) at the best normalised cross-correlation in ``frame`` (cv2.matchTemplate,
+    TM_CCOEFF_NORMED)."""
+    ys, xs = np.nonzero(anchor.neighbourhoods[which][0])
     y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
     template = np.ascontiguousarray(reference_frame[y0:y1, x0:x1])
     if template.shape[0] > frame.shape[0] or template.shape[1] > frame.shape[1]:

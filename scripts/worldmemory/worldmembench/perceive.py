@@ -56,6 +56,7 @@ from worldmemory.perception import registry
 from worldmemory.perception.base import shown_frames
 from worldmemory.perception.judge import EVENT_CHECKLIST, event_prompt, parse_event_answer
 from worldmemory.perception.store import save_estimates
+from worldmemory.perception.tracking import find_target
 from worldmemory.worldmembench.cases import load_case, load_cases
 from worldmemory.worldmembench.metrics.dynamic_memory import (
     DynamicCase,
@@ -73,6 +74,7 @@ STATIC = ("human", "object", "environment")
 # capability -> the case families whose rollouts it estimates anything of (the readers in score.py)
 APPLIES = {"tracking": ("human", "object"), "camera": STATIC, "second_camera": STATIC, "depth": ("environment",),
            "faces": ("human",), "imaging_quality": STATIC, "aesthetic_quality": STATIC, "judge": ("dynamic",)}
+INITIAL_EVERY = 8  # a target not found in V's first frame is looked for in every 8th after it
 
 
 def perceive(cases_dir, rollouts_dir, capability: str, backend_name: str,
@@ -128,9 +130,31 @@ def _tracking(tracker, root: Path, entry: dict, case: dict) -> dict | None:
     if not targets:
         return None  # environment and dynamic cases are scored without target masks
     frames = case_frames(root, entry, case)
-    camera = _requested_path(root / entry["trajectory_file"], frames)
-    masks = [tracker.track(frames, _mask(t["mask"]), camera=camera) for t in targets]
+    trajectory = load_trajectory(root / entry["trajectory_file"])
+    camera = _requested_path(trajectory, frames)
+    conditioning = np.asarray(Image.open(case["conditioning_frame"]).convert("RGB"))
+    initial = _initial_frames(trajectory, len(frames))
+    masks = [track_target(tracker, frames, conditioning, _mask(t["mask"]), initial, camera) for t in targets]
     return {"targets": np.array([t["id"] for t in targets]), "masks": np.stack(masks).astype(bool)}
+
+
+def track_target(tracker, frames: np.ndarray, conditioning: np.ndarray, mask: np.ndarray, initial,
+                 camera=None) -> np.ndarray:
+    """One target's masks (T, H, W) bool in a model's ``frames``: the target the ``conditioning``
+    frame's ``mask`` shows, found in the model's own ``initial`` frames (V's, in order;
+    perception.tracking.find_target) and tracked from there; all empty when it is found in none
+    (no valid observation: Eq. 4 scores the revisits 0), never the conditioning mask's place."""
+    start, first = find_target(frames, initial, conditioning, mask, tracker)
+    if not first.any():
+        return np.zeros(frames.shape[:3], dtype=bool)
+    return tracker.track(frames, first, start=start, camera=camera)
+
+
+def _initial_frames(trajectory, n_frames: int, every: int = INITIAL_EVERY) -> list[int]:
+    """The frames of V (the initial phase) where the target is looked for: every ``every``-th from
+    frame 0, within the video."""
+    phase = trajectory.phases[0]
+    return list(range(phase.start, min(phase.end, n_frames), every)) or [0]
 
 
 def _camera(estimator, root: Path, entry: dict, case: dict) -> dict | None:
@@ -215,15 +239,13 @@ def case_frames(root: Path, entry: dict, case: dict) -> np.ndarray:
     return read_video_at(root / entry["video"], case["camera"]["width"], case["camera"]["height"])
 
 
-def _requested_path(path: Path, frames: np.ndarray):
+def _requested_path(trajectory, frames: np.ndarray):
     """The camera path the model was asked to follow (poses, K), where the
     tracker predicts a changed target's place after a departure; None when the video's frame
     count differs from the path's (the tracker then relies on the images alone)."""
-    trajectory = json.loads(path.read_text())
-    poses = np.asarray(trajectory["poses"], dtype=float)
-    if len(poses) != len(frames):
+    if len(trajectory.poses) != len(frames):
         return None
-    return poses, np.asarray(trajectory["intrinsics"], dtype=float)
+    return trajectory.poses, trajectory.intrinsics
 
 
 def _mask(path: str) -> np.ndarray:
