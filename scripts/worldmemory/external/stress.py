@@ -168,7 +168,8 @@ def make(study: str, model: str, sources: dict[str, Path], key: str, request_pat
 
         videos = {name: _video(Path(d) / key) for name, d in sources.items()}
         trajectory = json.loads(Path(request["trajectory"]).read_text())
-        seen = conditioning_view(Path(sources["omniscient"]) / key, request) if model == "content-out-of-frame" else None
+        blanked = model == "content-out-of-frame"
+        seen = conditioning_view(Path(sources["omniscient"]) / key, request) if blanked else None
         frames = worldmembench_video(model, videos, first_revisit_end(trajectory), seen,
                                      stable_rng(key, f"stress/{model}"), request["fps"])
     else:
@@ -180,7 +181,8 @@ def make(study: str, model: str, sources: dict[str, Path], key: str, request_pat
         omniscient = _video(Path(sources["omniscient"]) / key) if "omniscient" in sources else input_video
         frames = persistbench_video(model, omniscient, input_video, visible)
     if len(frames) != request["n_frames"]:
-        raise ValueError(f"stress model {model!r} made {len(frames)} frames, the request asks for {request['n_frames']}")
+        raise ValueError(f"stress model {model!r} made {len(frames)} frames, "
+                         f"the request asks for {request['n_frames']}")
     write_mp4(request["video"], frames, request["fps"])
     print(f"{key}: stress model {model} -> {request['video']}")
     return Path(request["video"])

@@ -37,7 +37,8 @@ def benchmark_runs(study: str, block: dict) -> dict[str, dict]:
     (stress_models) are external runs ``stress.<model>`` (worldmemory.external.stress) with the
     replays their expectations read. ``sources``: the models whose rollouts a run's command reads."""
     runs = {**block["models"], **comparison_variants(block)}
-    replays = {(name, recipe) for name, spec in block["models"].items() if block["agreement"] and spec["kind"] == "reference"
+    replays = {(name, recipe) for name, spec in block["models"].items()
+               if block["agreement"] and spec["kind"] == "reference"
                for recipe in [CLEAN, *block["agreement_degradations"]]}
     stress = stress_models(study, block)
     replays |= set(stress_references(study, block, stress).values())
