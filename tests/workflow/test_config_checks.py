@@ -376,3 +376,17 @@ def test_comparisons_refuse_unknown_models_a_stray_baseline_and_colliding_varian
     assert (f"- worldmembench.comparisons.again.variants.drift-fast: also a variant of {key}. Fix: rename one of "
             "them") in message
     assert "- worldmembench.comparisons.again.paper_names.drifting: not one of " in message
+
+
+@pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
+def test_a_stress_model_is_a_built_in_one_whose_references_are_configured(study):
+    config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
+    config[study]["stress"] = {"models": ["frozn", "spliced" if study == "worldmembench" else "black"]}
+    config[study]["models"] = {"stress.mine": {"kind": "reference", "reference": "amnesic"}}
+    text = problems(config)
+    valid = ("frozen, mirrored, spliced, content-out-of-frame" if study == "worldmembench"
+             else "input-copy, black, black-after-exit, black-window")
+    assert f"{study}.stress.models: 'frozn' is no stress model; expected one of {valid}" in text
+    assert f"{study}.models.stress.mine: names starting 'stress.' are the stress gallery's runs" in text
+    model = "spliced" if study == "worldmembench" else "black"
+    assert f"{study}.stress.models: {model!r} reads the rollouts of a reference model `reference: omniscient`" in text
