@@ -25,7 +25,9 @@ from worldmemory.workflow.conda_envs import export_checkout
 from worldmemory.workflow.config_checks import check_config
 from worldmemory.workflow.config_inputs import check_estimator_files
 from worldmemory.workflow.stamp import stamp_differs, update_stamp
+from worldmemory.external.replays import replay_name
 from worldmemory.workflow.runs import benchmark_runs as study_runs
+from worldmemory.workflow.runs import reference_models, stress_models, stress_references
 from worldmemory.workflow.runs import worldmembench_cases as study_cases
 from worldmemory.worldmembench.trajectories import merge_params as merge_trajectory_params
 
@@ -278,6 +280,23 @@ def benchmark_runs(study):
     return study_runs(study, config[study])
 
 
+def stress_runs(runs):
+    """Stress model -> its run (``stress.<model>``, worldmemory/external/stress.py), in gallery order."""
+    return {spec["stress"]: run for run, spec in runs.items() if "stress" in spec}
+
+
+def stress_reference_runs(study):
+    """The stress expectations' reference rows (``omniscient.replay``, ...) -> the replay runs that
+    give them (worldmemory/workflow/runs.py)."""
+    block = config[study]
+    return {row: replay_name(*of) for row, of in stress_references(study, block, stress_models(study, block)).items()}
+
+
+def stress_truth(study):
+    """The run whose truth the stress table transforms (the omniscient reference model's)."""
+    return reference_models(config[study]).get("omniscient", "")
+
+
 def unit_constraint(units):
     """Wildcard constraint matching exactly ``units`` (case, sequence or run names)."""
     return "|".join(re.escape(u) for u in units) or "^$"
@@ -289,26 +308,27 @@ def clean_replays(runs):
 
 
 def replayed_unit(runs, study, unit):
-    """Input function: the unit's (case's, sequence's) rollout directory of the model a replay run
-    copies (none for other runs)."""
+    """Input function: the unit's (case's, sequence's) rollout directories of the models a replay
+    or stress run reads (its ``sources``; none for other runs)."""
 
     def files(wildcards):
-        source = runs[wildcards.model].get("replays")
-        return [f"results/{study}/rollouts/{source}/{getattr(wildcards, unit)}"] if source else []
+        return [
+            f"results/{study}/rollouts/{m}/{getattr(wildcards, unit)}" for m in runs[wildcards.model].get("sources", [])
+        ]
 
     return files
 
 
 def store_args(runs, study, subdirectory):
     """Params function: an external run's rollout store (common.rollout_store; under the model's,
-    ``subdirectory(wildcards)``) and, for a replay, the rollout it copies; nothing for a reference
+    ``subdirectory(wildcards)``) and, for a replay or stress run, the rollouts it reads; nothing for a reference
     model, which is rendered again each time."""
 
     def args(wildcards, input):
         if runs[wildcards.model]["kind"] != "external":
             return ""
         store = os.path.join(f"results/{study}/rollout_store/{wildcards.model}", subdirectory(wildcards)).rstrip("/")
-        return shlex.join(["--store", store, *(["--replayed", input.replayed[0]] if input.replayed else [])])
+        return shlex.join(["--store", store, *(["--replayed", *input.replayed] if input.replayed else [])])
 
     return args
 

@@ -11,6 +11,8 @@ PB_MODELS = PB["models"]
 PB_RUNS = benchmark_runs("persistbench")
 PB_REPLAYS = clean_replays(PB_RUNS)  # perception_agreement.csv (main job)
 PB_ALL_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
+PB_STRESS = stress_runs(PB_RUNS)  # stress.csv (outside the main job): stress model -> run
+PB_STRESS_REFERENCES = stress_reference_runs("persistbench")  # its reference rows -> their runs
 PB_ESTIMATED = sorted(run for run, spec in PB_RUNS.items() if spec["kind"] == "external")
 # the sequences, known before any is prepared, in preparation order (the score files' order)
 PB_SEQUENCES = persistbench_sequences(PB)
@@ -375,3 +377,38 @@ use rule persistbench_agreement as persistbench_agreement_degraded with:
     params:
         config_sha=CONFIG_SHA,
         pairs=[f"{PB_RUNS[r]['replays']}={r}" for r in PB_ALL_REPLAYS],
+
+
+# The stress gallery: each stress model's readings against what the estimators should read
+# (worldmemory/external/stress.py, docs/perception.md "Stress gallery"): outside the main job.
+rule persistbench_stress:
+    input:
+        scores=score_files("persistbench", [*PB_STRESS.values(), *PB_STRESS_REFERENCES.values()], [f"{PB_FAMILY}.csv"]),
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/persistbench/stress.csv",
+            caption="../report/persistbench_stress.rst",
+            category=PB_CATEGORY,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/persistbench/stress.json",
+    log:
+        "results/logs/persistbench/stress.log",
+    benchmark:
+        benchmark_tsv("persistbench/stress")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+        stress=[f"{m}={r}" for m, r in PB_STRESS.items()],
+        references=[f"{row}={r}" for row, r in PB_STRESS_REFERENCES.items()],
+    shell:
+        "(python -m worldmemory.persistbench.stress --stress {params.stress:q} --references {params.references:q}"
+        " --scores results/persistbench/scores --out {output.table:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
+        " --out {output.provenance:q}) 2>&1 | tee {log:q}"

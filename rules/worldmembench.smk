@@ -13,14 +13,17 @@ WMB_MODELS = WMB["models"]
 WMB_RUNS = benchmark_runs("worldmembench")
 WMB_REPLAYS = clean_replays(WMB_RUNS)  # perception_agreement.csv (main job)
 WMB_ALL_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
+WMB_STRESS = stress_runs(WMB_RUNS)  # stress.csv (outside the main job): stress model -> run
+WMB_STRESS_REFERENCES = stress_reference_runs("worldmembench")  # its reference rows -> their runs
 WMB_CASES = worldmembench_cases()  # case id -> family, trajectories (sorted by id)
 WMB_CASE_DIR = worldmembench_case_dir()
 STUDY_UNITS["worldmembench"] = len(WMB_CASES)
 WMB_ESTIMATED = sorted(run for run, spec in WMB_RUNS.items() if spec["kind"] == "external")
 # The study's category in `snakemake --report` (captions under report/).
 WMB_REPORT = "WorldMemBench (worldmembench)"
-# The metric families scored per run: a replay's General Video Quality has no oracle to agree with.
-WMB_SCORED = {run: WMB_AGREEMENT_FAMILIES if "replays" in spec else WMB_FAMILIES for run, spec in WMB_RUNS.items()}
+# The metric families scored per run: a replay's (or a stress model's) General Video Quality has no
+# oracle to agree with, nor an expectation.
+WMB_SCORED = {run: WMB_AGREEMENT_FAMILIES if "sources" in spec else WMB_FAMILIES for run, spec in WMB_RUNS.items()}
 # the estimators that read anything of a case's family (perceive.APPLIES) for a family the run scores
 WMB_APPLYING = applying_estimators(
     "worldmembench",
@@ -480,6 +483,59 @@ use rule worldmembench_agreement as worldmembench_agreement_degraded with:
     params:
         config_sha=CONFIG_SHA,
         pairs=[f"{WMB_RUNS[r]['replays']}={r}" for r in WMB_ALL_REPLAYS],
+
+
+# The stress gallery: each stress model's readings against what the estimators should read
+# (worldmemory/external/stress.py, docs/perception.md "Stress gallery"): outside the main job.
+rule worldmembench_stress:
+    input:
+        scores=score_files(
+            "worldmembench",
+            [*WMB_STRESS.values(), *WMB_STRESS_REFERENCES.values()],
+            [f"{f}.csv" for f in WMB_AGREEMENT_FAMILIES],
+        ),
+        estimates_dirs=[
+            f"results/worldmembench/perception/{r}/{c}"
+            for r in [*WMB_STRESS.values(), *WMB_STRESS_REFERENCES.values()]
+            for c in WMB_CASES
+        ],
+        # the truth the tracker's IoU is read against: the omniscient's and each replayed model's
+        rollouts=[
+            f"results/worldmembench/rollouts/{m}/manifest.json"
+            for m in sorted(
+                {stress_truth("worldmembench"), *(WMB_RUNS[r]["replays"] for r in WMB_STRESS_REFERENCES.values())}
+            )
+        ],
+        config=CONFIG_STAMP,
+    output:
+        table=report(
+            "results/worldmembench/stress.csv",
+            caption="../report/worldmembench_stress.rst",
+            category=WMB_REPORT,
+            subcategory="Perception agreement",
+        ),
+        provenance="results/worldmembench/stress.json",
+    log:
+        "results/logs/worldmembench/stress.log",
+    benchmark:
+        benchmark_tsv("worldmembench/stress")
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config_sha=CONFIG_SHA,
+        stress=[f"{m}={r}" for m, r in WMB_STRESS.items()],
+        references=[f"{row}={r}" for row, r in WMB_STRESS_REFERENCES.items()],
+        truth=stress_truth("worldmembench"),
+    shell:
+        "(python -m worldmemory.worldmembench.stress --stress {params.stress:q} --references {params.references:q}"
+        " --truth {params.truth:q} --scores results/worldmembench/scores --rollouts results/worldmembench/rollouts"
+        " --estimates results/worldmembench/perception --out {output.table:q}"
+        " && python -m worldmemory.common.provenance --config {input.config:q} --outputs {output.table:q}"
+        " --out {output.provenance:q}) 2>&1 | tee {log:q}"
 
 
 rule worldmembench_quality_calibration:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 CORE_JOBS = ["worldmemory.worldmembench.agreement", "worldmemory.persistbench.agreement",
+             "worldmemory.worldmembench.stress", "worldmemory.persistbench.stress",
              "worldmemory.permanence.intphys_tables", "worldmemory.workflow.config_checks"]
 # an import finder that behaves as if these packages were not installed
 ABSENT = """

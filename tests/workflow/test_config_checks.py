@@ -396,3 +396,17 @@ def test_a_models_files_must_exist_and_belong_to_an_external_model(study, tmp_pa
     assert f"{study}.models.mine.files[2] = '~/w.pt': no such file or directory" in text and "is not expanded" in text
     for key in ("files", "version"):
         assert f"{study}.models.omniscient.{key}: a reference model is rendered again on every run" in text
+
+
+@pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
+def test_a_stress_model_is_a_built_in_one_whose_references_are_configured(study):
+    config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
+    config[study]["stress"] = {"models": ["frozn", "spliced" if study == "worldmembench" else "black"]}
+    config[study]["models"] = {"stress.mine": {"kind": "reference", "reference": "amnesic"}}
+    text = problems(config)
+    valid = ("frozen, mirrored, spliced, content-out-of-frame" if study == "worldmembench"
+             else "input-copy, black, black-after-exit, black-window")
+    assert f"{study}.stress.models: 'frozn' is no stress model; expected one of {valid}" in text
+    assert f"{study}.models.stress.mine: names starting 'stress.' are the stress gallery's runs" in text
+    model = "spliced" if study == "worldmembench" else "black"
+    assert f"{study}.stress.models: {model!r} reads the rollouts of a reference model `reference: omniscient`" in text

@@ -44,8 +44,9 @@ def add_store_arguments(parser, unit: str) -> None:
     """The rollout CLIs' --store, --replayed and --model-digest options (``unit``: case or sequence)."""
     parser.add_argument("--store", type=Path, default=None,
                         help="--kind external: make each rollout here first, link it into --out once finished")
-    parser.add_argument("--replayed", type=Path, default=None,
-                        help=f"the {unit}'s rollout directory of the model the command replays (part of the identity)")
+    parser.add_argument("--replayed", type=Path, nargs="+", default=[],
+                        help=f"the {unit}'s rollout directories of the models whose videos the command reads "
+                             "(part of the identity)")
     parser.add_argument("--model-digest", default=None,
                         help="the model's version and files (model_digest; part of the identity)")
 

@@ -68,12 +68,12 @@ def write_rollouts(sequences_dir, model: str, kind: str, out_dir, params: dict |
 
 def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | None = None,
                       reference: str | None = None, command: str | None = None, time_limit: TimeLimit | None = None,
-                      log_dir=None, store: Path | None = None, replayed: Path | None = None,
+                      log_dir=None, store: Path | None = None, replayed: tuple[Path, ...] = (),
                       model_digest: str | None = None) -> dict:
     """Roll out ``model`` on the prepared sequence in ``seq_dir`` into ``out_dir``/<sequence>/ and
     write its manifest; returns it. An external ``command``'s run is limited by ``time_limit``,
     its log copied to ``log_dir``/<sequence>.log if given, the rollout made in the ``store``
-    directory if given; ``replayed``: the sequence's rollout directory of the model whose video
+    directory if given; ``replayed``: the sequence's rollout directories of the models whose videos
     the command replays, and ``model_digest`` (rollout_store.model_digest: the entry's version
     and files), part of the rollout's identity. A sequence preparation dropped gets no
     rollout."""
@@ -92,7 +92,7 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
     if kind == "external":
         store = RolloutStore(store)
         log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
-        replayed_videos = sorted(Path(replayed).glob("video.*")) if replayed else []
+        replayed_videos = [v for r in replayed for v in sorted(Path(r).glob("video.*"))]
         identity = identity_digest(with_model({"command": command, "sequence": seq["id"], "cameras": seq["cameras"],
                                                "n_frames": seq["n_frames"], "fps": seq["fps"]}, model_digest),
                                    [seq_dir / "input.mkv", *replayed_videos])

@@ -23,6 +23,7 @@ import typing
 
 from worldmemory.common.params import expected as expected_type
 from worldmemory.common.params import param_problem
+from worldmemory.external.stress import SOURCES, STRESS
 from worldmemory.workflow.config_inputs import input_problems
 
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
@@ -498,3 +499,23 @@ def _perception(study_name: str, study: dict):
         if REPLAY in name:
             yield (f"{key}: names with {REPLAY!r} are the replays of the agreement "
                    f"tables (<model>{REPLAY}, <model>{REPLAY}-<degradation>). Fix: rename the model")
+        if name.startswith(STRESS):
+            yield f"{key}: names starting {STRESS!r} are the stress gallery's runs. Fix: rename the model"
+    yield from _stress(study_name, study)
+
+
+def _stress(study_name: str, study: dict):
+    """Each listed stress model is a built-in one whose reference models the study configures."""
+    key = f"{study_name}.stress.models"
+    references = {spec.get("reference") for spec in study.get("models", {}).values() if spec.get("kind") == "reference"}
+    for model in study.get("stress", {}).get("models") or []:
+        if model not in SOURCES[study_name]:
+            close = difflib.get_close_matches(model, SOURCES[study_name], n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            yield (f"{key}: {model!r} is no stress model; expected one of {', '.join(SOURCES[study_name])} "
+                   f"(worldmemory/external/stress.py). Fix: {hint}rename or remove it")
+            continue
+        for missing in sorted(set(SOURCES[study_name][model]) - references):
+            yield (f"{key}: {model!r} reads the rollouts of a reference model `reference: {missing}`, which "
+                   f"{study_name}.models has none of. Fix: add one (kind: reference, reference: {missing}) or "
+                   f"remove {model!r}")

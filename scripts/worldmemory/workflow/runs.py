@@ -10,7 +10,8 @@ from __future__ import annotations
 import shlex
 
 from worldmemory.common.rollout_index import RESERVED
-from worldmemory.external.replays import CLEAN, replay_name
+from worldmemory.external.replays import CLEAN, REPLAY, replay_name, replay_recipe
+from worldmemory.external.stress import SOURCES, stress_name
 from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.worldmembench.cases import embedded_plan, user_cases
 
@@ -32,19 +33,66 @@ def benchmark_runs(study: str, block: dict) -> dict[str, dict]:
     which reaches scoring without truth channels: the configured estimators score the same
     pixels as the oracle (the perception-agreement tables); and replayed degraded by each recipe
     of ``agreement_degradations`` (``<model>.replay-<recipe>``, common.degrade), whose
-    ``degradation`` names the recipe ("clean" for the plain replay)."""
+    ``degradation`` names the recipe ("clean" for the plain replay). The stress models
+    (stress_models) are external runs ``stress.<model>`` (worldmemory.external.stress) with the
+    replays their expectations read. ``sources``: the models whose rollouts a run's command reads."""
     runs = {**block["models"], **comparison_variants(block)}
-    for name, spec in block["models"].items():
-        if not (block["agreement"] and spec["kind"] == "reference"):
-            continue
+    replays = {(name, recipe) for name, spec in block["models"].items()
+               if block["agreement"] and spec["kind"] == "reference"
+               for recipe in [CLEAN, *block["agreement_degradations"]]}
+    stress = stress_models(study, block)
+    replays |= set(stress_references(study, block, stress).values())
+    for name, recipe in sorted(replays):
+        spec = block["models"][name]
         source = shlex.quote(f"results/{study}/rollouts/{name}")
-        for recipe in [CLEAN, *block["agreement_degradations"]]:
-            command = (f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
-                       f" --degrade {recipe} --request {{request}}")
-            runs[replay_name(name, recipe)] = {
-                "kind": "external", "replays": name, "degradation": recipe, "command": command,
-                "trajectory_params": spec.get("trajectory_params", {}), "gpu": 0, "mem_mb": 2000, "runtime": 30}
+        command = (f"python -m worldmemory.external.replay --source {source} --key {REPLAY_KEY[study]}"
+                   f" --degrade {recipe} --request {{request}}")
+        runs[replay_name(name, recipe)] = {
+            "kind": "external", "replays": name, "sources": [name], "degradation": recipe, "command": command,
+            "trajectory_params": spec.get("trajectory_params", {}), "gpu": 0, "mem_mb": 2000, "runtime": 30}
+    for model, sources in stress.items():
+        args = [f"--source {kind}={shlex.quote(f'results/{study}/rollouts/{name}')}" for kind, name in sources.items()]
+        if study == "persistbench":
+            args.append("--sequence results/persistbench/sequences/{sequence}")
+        command = (f"python -m worldmemory.external.stress --study {study} --model {model} {' '.join(args)}"
+                   f" --key {REPLAY_KEY[study]} --request {{request}}")
+        trajectory = block["models"][sources["omniscient"]] if "omniscient" in sources else {}
+        runs[stress_name(model)] = {
+            "kind": "external", "stress": model, "sources": sorted(set(sources.values())), "command": command,
+            "trajectory_params": trajectory.get("trajectory_params", {}), "gpu": 0, "mem_mb": 2000, "runtime": 30}
     return runs
+
+
+def reference_models(block: dict) -> dict[str, str]:
+    """Reference (its ``reference:``) -> the study's first model (by name) of that reference."""
+    found = {}
+    for name, spec in sorted(block["models"].items()):
+        if spec["kind"] == "reference":
+            found.setdefault(spec["reference"], name)
+    return found
+
+
+def stress_models(study: str, block: dict) -> dict[str, dict[str, str]]:
+    """The study's stress models (``<study>.stress.models``; by default every one whose sources
+    are configured reference models), model -> {reference: the model read}, in SOURCES order. A
+    listed one whose source is missing is refused by config_checks."""
+    references = reference_models(block)
+    listed = block.get("stress", {}).get("models")
+    chosen = [m for m in SOURCES[study] if (m in listed if listed is not None
+                                            else set(SOURCES[study][m]) <= set(references))]
+    return {m: {kind: references[kind] for kind in SOURCES[study][m] if kind in references} for m in chosen}
+
+
+def stress_references(study: str, block: dict, stress: dict) -> dict[str, tuple[str, str]]:
+    """The reference rows the stress models' expectations read (``<reference>.replay[-<recipe>]``
+    in the expectations), each the (model, recipe) of the replay that gives it; only those whose
+    reference is configured."""
+    from worldmemory.report.stress import expectations
+
+    references = reference_models(block)
+    rows = {e.reference for e in expectations(study) if e.reference and e.model in stress}
+    return {row: (references[row.split(REPLAY)[0]], replay_recipe(row)) for row in sorted(rows)
+            if row.split(REPLAY)[0] in references}
 
 
 def worldmembench_cases(block: dict) -> dict[str, dict]:

@@ -80,7 +80,7 @@ def write_rollouts(cases_dir, model: str, kind: str, params: dict, trajectory_pa
 def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_params: dict, out_dir,
                   width: int | None = None, height: int | None = None, reference: str | None = None,
                   command: str | None = None, time_limit: TimeLimit | None = None, log_dir=None,
-                  store: Path | None = None, replayed: Path | None = None, model_digest: str | None = None) -> dict:
+                  store: Path | None = None, replayed: tuple[Path, ...] = (), model_digest: str | None = None) -> dict:
     """Roll out ``model`` on every trajectory of ``case`` into ``out_dir``/<case>/ and write the
     case's manifest; returns it.
 
@@ -88,7 +88,7 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
     kind "external": the shell ``command`` template (external.py's contract), its commands
     limited by ``time_limit``, each one's log copied to ``log_dir``/{case}/{trajectory}.log if
     ``log_dir`` is given, each rollout made in the ``store`` directory (common.rollout_store) if
-    given; ``replayed``: the case's rollout directory of the model whose videos the command
+    given; ``replayed``: the case's rollout directories of the models whose videos the command
     replays, and ``model_digest`` (rollout_store.model_digest: the entry's version and files),
     part of each rollout's identity.
     Trajectories are ``trajectories.build(name, case's trajectory_params, **trajectory_params)``
@@ -120,7 +120,7 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
             identity = identity_digest(
                 with_model({"command": command, "case": case["id"], "prompt": case["prompt"], "width": w,
                             "height": h, "trajectory": trajectory.to_json()}, model_digest),
-                [case["conditioning_frame"], *(sorted((Path(replayed) / name).glob("video.*")) if replayed else [])])
+                [case["conditioning_frame"], *(v for r in replayed for v in sorted((Path(r) / name).glob("video.*")))])
             entry, summary = _external_rollout(command, case, trajectory, w, h, rel, dest, time_limit, log_copy,
                                                rollouts_store, name, identity)
         else:
