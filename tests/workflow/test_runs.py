@@ -30,15 +30,21 @@ def test_a_users_cases_are_listed_with_their_own_trajectories(tmp_path):
 def test_a_reference_model_gets_a_replay_per_degradation_when_agreement_is_on():
     runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True,
                                             "agreement_degradations": ["h264", "black"]})
-    assert set(runs) == {"omniscient", "omniscient.replay", "omniscient.replay-h264", "omniscient.replay-black", "mine"}
+    stress = {"stress.frozen", "stress.mirrored", "stress.content-out-of-frame"}  # those omniscient alone makes
+    assert set(runs) == {"omniscient", "omniscient.replay", "omniscient.replay-h264", "omniscient.replay-black", "mine",
+                         *stress}
     replay = runs["omniscient.replay"]
     assert replay["replays"] == "omniscient" and replay["kind"] == "external" and replay["gpu"] == 0
     assert replay["degradation"] == "clean" and runs["omniscient.replay-h264"]["degradation"] == "h264"
     assert ("--source results/worldmembench/rollouts/omniscient --key {case}/{trajectory_name} --degrade clean"
             in replay["command"])
     assert "--degrade black --request {request}" in runs["omniscient.replay-black"]["command"]
-    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False,
-                                               "agreement_degradations": ["h264"]})) == {"omniscient", "mine"}
+    # agreement off: no degraded replay, only the stress models and the clean replay their expectations read
+    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False, "agreement_degradations": ["h264"]})
+               ) == {"omniscient", "mine", "omniscient.replay", "stress.input-copy", "stress.black",
+                     "stress.black-after-exit", "stress.black-window"}
+    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False, "agreement_degradations": [],
+                                               "stress": {"models": []}})) == {"omniscient", "mine"}
 
 
 def test_a_comparisons_variants_are_runs_but_never_replayed():
@@ -47,7 +53,8 @@ def test_a_comparisons_variants_are_runs_but_never_replayed():
     comparisons = {"rate": {"models": ["omniscient", "slow"], "baseline": "omniscient", "variants": {"slow": slow}}}
     runs = benchmark_runs("worldmembench", {"models": MODELS, "agreement": True, "agreement_degradations": [],
                                             "comparisons": comparisons})
-    assert set(runs) == {"omniscient", "omniscient.replay", "mine", "slow"} and runs["slow"] == slow
+    stress = {"stress.frozen", "stress.mirrored", "stress.content-out-of-frame", "omniscient.replay-black"}
+    assert set(runs) == {"omniscient", "omniscient.replay", "mine", "slow", *stress} and runs["slow"] == slow
 
 
 @pytest.mark.parametrize("name", ["manifest.json", "costs.csv"])
