@@ -40,8 +40,8 @@ def test_a_reference_model_gets_a_replay_per_degradation_when_agreement_is_on():
             in replay["command"])
     assert "--degrade black --request {request}" in runs["omniscient.replay-black"]["command"]
     # agreement off: no degraded replay, only the stress models and the clean replay their expectations read
-    assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False, "agreement_degradations": ["h264"]})
-               ) == {"omniscient", "mine", "omniscient.replay", "stress.input-copy", "stress.black",
+    block = {"models": MODELS, "agreement": False, "agreement_degradations": ["h264"]}
+    assert set(benchmark_runs("persistbench", block)) == {"omniscient", "mine", "omniscient.replay", "stress.input-copy", "stress.black",
                      "stress.black-after-exit", "stress.black-window"}
     assert set(benchmark_runs("persistbench", {"models": MODELS, "agreement": False, "agreement_degradations": [],
                                                "stress": {"models": []}})) == {"omniscient", "mine"}
