@@ -136,6 +136,7 @@ _MIN_TRIANGULATION_DEG = 1.0  # rays meeting at a smaller angle do not triangula
 _TRACK_NOISE_PX = 0.3  # std of a track's position (px), the unit of the reprojection residuals
 _BA_ITERATIONS = 10
 _KEYFRAME_STEP = 4  # every 4th distinct frame is a keyframe: it grows the map and is adjusted
+_WORKING_PIXELS = 128 * 96  # larger frames are area-averaged down to this many pixels
 
 
 @dataclass
@@ -197,6 +198,7 @@ class _RotationAligner:
         self.max_iterations = max_iterations
         self.inside = (slice(margin, height - margin), slice(margin, width - margin))
         ys, xs = np.mgrid[self.inside]
+        self.shape = ys.shape
         rows, cols = ys.ravel(), xs.ravel()
         # homogeneous pixel centres (continuous coordinates: pixel (i, j) has its centre at j + 0.5)
         self.pixels = np.stack([cols + 0.5, rows + 0.5, np.ones(cols.size)])
@@ -246,8 +248,9 @@ class _RotationAligner:
         in_view = np.greater_equal(maps, 0, out=self._in_view)
         in_view &= maps <= self._limits
         valid = in_view[0] & in_view[1]
-        warped = cv2.remap(image, maps[0:1], maps[1:2], cv2.INTER_LINEAR,
-                           borderMode=cv2.BORDER_REPLICATE)[0]
+        # 2-D maps: remap's destination must stay below SHRT_MAX on each side
+        warped = cv2.remap(image, maps[0].reshape(self.shape), maps[1].reshape(self.shape),
+                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()
         return warped - T, valid
 
     def cost(self, residual, dR, prior_mean=None, prior_information=None) -> float:
@@ -634,7 +637,7 @@ class FeatureMatchingCamera:
     def estimate_with_diagnostics(self, frames, K) -> tuple[np.ndarray, Diagnostics]:
         """``estimate`` and what it decided on the way (model, flagged pairs, loop closures)."""
         reset_opencv_rng()
-        frames, K = _checked(frames, K)
+        frames, K = _working_resolution(*_checked(frames, K))
         T = len(frames)
         diag = Diagnostics()
         diag.still = [bool(np.array_equal(frames[t], frames[t + 1])) for t in range(T - 1)]
@@ -868,6 +871,20 @@ def _checked(frames, K) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"K must be a (3, 3) pinhole matrix [[fx, s, cx], [0, fy, cy], [0, 0, 1]]"
                          f" with fx, fy > 0, got {K.tolist()}")
     return frames, K
+
+
+def _working_resolution(frames, K) -> tuple[np.ndarray, np.ndarray]:
+    """The frames area-averaged down to at most ``_WORKING_PIXELS`` pixels (aspect kept; never
+    up), and K for them: the estimator's pixel-scale choices (blurs, Huber, windows, priors) were
+    measured at 128x96, and poses do not depend on the image size."""
+    height, width = frames.shape[1:3]
+    scale = math.sqrt(_WORKING_PIXELS / (width * height))
+    if scale >= 1.0:
+        return frames, K
+    size = (max(16, round(width * scale)), max(16, round(height * scale)))
+    small = np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames])
+    # continuous pixel coordinates (centres at +0.5) scale with the image
+    return small, np.diag([size[0] / width, size[1] / height, 1.0]) @ K
 
 
 # ---------------------------------------------------------------------------------------------
