@@ -281,15 +281,16 @@ def test_a_view_black_beyond_the_conditioning_frame_is_re_anchored():
     """The degraded replays' ``black`` recipe on a camera turning 90 degrees out and back twice:
     every pixel whose direction frame 0 did not show is black, so the content leaves and returns
     as a sliver at the edge of the view, with fully black frames between. Every frame that shows
-    anything is within 1 degree and the returns to frame 0 within 0.5 (the chain alone: 40
-    degrees off after the first excursion)."""
+    at least 5% of content is within 1 degree and the returns to frame 0 within 0.5 (the chain
+    alone: 40 degrees off after the first excursion); the frames with less are marked unanchored."""
     rotations, yaw = loops(n=2, amplitude=90.0)
     poses = pose(rotations, np.zeros((len(rotations), 3)))
     seen = seen_by_view(poses, K, poses[0], W, H)
     frames = fill_unseen(rotation_video(rotations, canvas()), seen, (0, 0, 0))
-    estimated = FeatureMatchingCamera().estimate(frames, K)[:, :3, :3]
-    error = angles_deg(rotations, estimated)
-    shows = seen.any(axis=(1, 2))
-    assert (~shows).sum() >= 20  # fully black frames
+    estimated, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
+    error = angles_deg(rotations, estimated[:, :3, :3])
+    shows = seen.mean(axis=(1, 2)) >= 0.05
+    assert (~seen.any(axis=(1, 2))).sum() >= 20  # fully black frames
+    assert np.array_equal(diag.unanchored, ~shows)
     assert error[shows].max() < 1.0, error[shows].max()
     assert error[yaw == 0].max() < 0.5

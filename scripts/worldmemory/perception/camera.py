@@ -137,6 +137,10 @@ _TRACK_NOISE_PX = 0.3  # std of a track's position (px), the unit of the reproje
 _BA_ITERATIONS = 10
 _KEYFRAME_STEP = 4  # every 4th distinct frame is a keyframe: it grows the map and is adjusted
 _WORKING_PIXELS = 128 * 96  # larger frames are area-averaged down to this many pixels
+_MIN_CONTENT = 0.05  # a frame whose content (pixels off its fill colour) is less is blank
+_FILL_TOLERANCE = 3  # grey levels: a pixel this close to the frame's commonest level is fill
+_ANCHOR_AGREE_DEG = 2.0  # two re-anchorings of a segment must agree this well to place it ...
+_REPEAT_MISMATCH = 0.02  # ... unless one leaves at most this fraction far apart (a repeated view)
 
 
 @dataclass
@@ -152,8 +156,13 @@ class Diagnostics:
     mismatch: list = field(default_factory=list)  # fraction of pixels the aligned pair leaves far apart
     content_change: list = field(default_factory=list)  # bool: mismatch > _MAX_MISMATCH, step from the prior
     gap: list = field(default_factory=list)  # bool: a blank frame, or a frozen view that jumps
+    # per frame (length T): True where no image evidence placed the frame: a blank frame (too
+    # little content to measure, _MIN_CONTENT) or a frame of a segment after a gap that no two
+    # agreeing alignments re-anchored; its orientation is the pose graph's interpolation or the
+    # dead reckoning, not a measurement
+    unanchored: list = field(default_factory=list)
     loop_closures: int = 0  # alignments to a keyframe (frame 0 or an earlier one)
-    reanchored: int = 0  # segments after a gap placed by such an alignment
+    reanchored: int = 0  # segments after a gap placed by such alignments
     notes: list = field(default_factory=list)
 
 
@@ -484,7 +493,8 @@ class _KeyframeMatcher:
         self.matcher = cv2.BFMatcher(cv2.NORM_L2)
         self.features, self.templates = {}, {}
 
-    def match(self, k: int, t: int, guess: np.ndarray) -> np.ndarray | None:
+    def match(self, k: int, t: int, guess: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """(M, the fraction of the overlap it leaves far apart), or None where unverified."""
         if k not in self.templates:
             self.templates[k] = self.aligner.template(self.images[k])
         T_, J = self.templates[k]
@@ -496,10 +506,17 @@ class _KeyframeMatcher:
         if min(mismatch) > _MAX_START_MISMATCH:
             return None
         M, A = self.aligner.align(T_, J, self.images[t], starts[int(np.argmin(mismatch))])
-        if (self.aligner.mismatch(T_, self.images[t], M) > _MAX_MISMATCH
-                or np.linalg.eigvalsh(A)[0] < 1.0 / math.radians(_ANCHOR_STD_DEG) ** 2):
+        left = self.aligner.mismatch(T_, self.images[t], M)
+        if left > _MAX_MISMATCH or np.linalg.eigvalsh(A)[0] < 1.0 / math.radians(_ANCHOR_STD_DEG) ** 2:
             return None
-        return M
+        return M, left
+
+    def resembles(self, k: int, t: int) -> bool:
+        """Whether frame t, unwarped, leaves at most ``_MAX_MISMATCH`` of keyframe k far apart
+        (a frame that repeats the keyframe's view, wherever the chain thinks it is)."""
+        if k not in self.templates:
+            self.templates[k] = self.aligner.template(self.images[k])
+        return self.aligner.mismatch(self.templates[k][0], self.images[t], np.eye(3)) <= _MAX_MISMATCH
 
     def _features(self, t: int):
         if t not in self.features:
@@ -646,6 +663,7 @@ class FeatureMatchingCamera:
             diag.textureless = diag.content_change = diag.gap = [False] * (T - 1)
             diag.translation_evidence = [False] * (T - 1)
             diag.mismatch = [0.0] * (T - 1)
+            diag.unanchored = [False] * T
             diag.parallax_px = diag.essential_px = [math.nan] * (T - 1)
             diag.notes.append("still video: every frame equals frame 0")
             return np.tile(np.eye(4), (T, 1, 1)), diag
@@ -666,6 +684,8 @@ class FeatureMatchingCamera:
         rotations = np.array(rotations)
         if self.loop_closure_deg > 0:
             rotations = self._anchor(rotations, steps, still, blank, aligner, images, grey, K, diag)
+        else:
+            diag.unanchored = list(blank)
         self._translation_evidence(tracks, still, K, diag)
         poses = pose(rotations, np.zeros((T, 3)))
         if sum(diag.translation_evidence) >= self.min_translation_pairs:
@@ -712,7 +732,8 @@ class FeatureMatchingCamera:
         images = [g.astype(np.float32) / 255.0 for g in grey]
         if self.blur_sigma > 0:
             images = [cv2.GaussianBlur(g, (0, 0), self.blur_sigma) for g in images]
-        blank = [float(image.std()) < BLANK_STD for image in images]
+        blank = [float(image.std()) < BLANK_STD or _content(g) < _MIN_CONTENT
+                 for image, g in zip(images, grey)]
         speed_information = 1.0 / math.radians(self.speed_prior_deg) ** 2
         steps, history = [], []
         tracks.start(track_grey[0])
@@ -789,17 +810,22 @@ class FeatureMatchingCamera:
         correction = np.eye(3)  # of the current segment's chain
         keyframes = {0: np.eye(3)}  # frame -> orientation
         anchors = []  # (frame t, keyframe k, R_k^T R_t)
+        unanchored = np.array(blank, bool)
+        pending = None  # (anchor, correction): a re-anchoring that awaits a second, agreeing one
         anchored, away, since, segment_start, distinct = True, False, _LOOP_EVERY, 0, 0
         for t in range(1, T):
             if diag.gap[t - 1]:
-                anchored, since, segment_start = False, _LOOP_EVERY, t
+                unanchored[segment_start:t] |= not anchored
+                anchored, since, segment_start, pending = False, _LOOP_EVERY, t, None
             estimate[t] = correction @ rotations[t]
             if still[t - 1] or blank[t]:
                 continue
             since += 1
             angle = math.degrees(np.linalg.norm(_log(estimate[t])))
             away |= anchored and angle > 2 * self.loop_closure_deg
-            if since < _LOOP_EVERY or (anchored and not (away and angle <= self.loop_closure_deg)):
+            back = away and angle <= self.loop_closure_deg
+            if since < _LOOP_EVERY or (anchored and not (back or (
+                    (away or segment_start > 0) and matcher.resembles(0, t)))):
                 candidates = []
             elif anchored:
                 candidates = [0]
@@ -808,22 +834,32 @@ class FeatureMatchingCamera:
                                 key=lambda k: np.linalg.norm(_log(keyframes[k].T @ estimate[t])))
                 candidates = [0] + others[:_ANCHOR_CANDIDATES - 1]
             for k in candidates:
-                M = matcher.match(k, t, keyframes[k].T @ estimate[t])
-                if M is None:
+                found = matcher.match(k, t, keyframes[k].T @ estimate[t])
+                if found is None:
                     continue
-                anchors.append((t, k, M))
+                M, left = found
                 since = 0
-                if not anchored:
-                    correction = keyframes[k] @ M @ rotations[t].T
-                    estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
-                    anchored = True
-                    diag.reanchored += 1
+                if anchored:
+                    anchors.append((t, k, M))
+                    break
+                found = keyframes[k] @ M @ rotations[t].T
+                if left > _REPEAT_MISMATCH and (pending is None or math.degrees(np.linalg.norm(
+                        _log(pending[1].T @ found))) > _ANCHOR_AGREE_DEG):
+                    pending = ((t, k, M), found)  # one frame's word: wait for a second
+                    break
+                anchors += [(t, k, M)] if pending is None else [pending[0], (t, k, M)]
+                correction = found
+                estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
+                anchored, pending = True, None
+                diag.reanchored += 1
                 break
             if candidates and not anchored:
-                since = 0  # no keyframe matched: the next attempt _LOOP_EVERY frames on
+                since = 0  # not placed yet: the next attempt _LOOP_EVERY frames on
             distinct += 1
             if anchored and distinct >= _KEYFRAME_EVERY:
                 keyframes[t], distinct = estimate[t], 0
+        unanchored[segment_start:] |= not anchored
+        diag.unanchored = unanchored.tolist()
         diag.loop_closures = len(anchors)
         if not anchors:
             return estimate
@@ -871,6 +907,13 @@ def _checked(frames, K) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"K must be a (3, 3) pinhole matrix [[fx, s, cx], [0, fy, cy], [0, 0, 1]]"
                          f" with fx, fy > 0, got {K.tolist()}")
     return frames, K
+
+
+def _content(grey) -> float:
+    """Fraction of a grey uint8 frame off its fill: farther than ``_FILL_TOLERANCE`` levels
+    from its commonest level (black or a uniform colour where a model shows nothing)."""
+    fill = int(np.argmax(np.bincount(grey.ravel(), minlength=256)))
+    return float(np.mean(np.abs(grey.astype(np.int16) - fill) > _FILL_TOLERANCE))
 
 
 def _working_resolution(frames, K) -> tuple[np.ndarray, np.ndarray]:
