@@ -294,3 +294,44 @@ def test_a_view_black_beyond_the_conditioning_frame_is_re_anchored():
     assert np.array_equal(diag.unanchored, ~shows)
     assert error[shows].max() < 1.0, error[shows].max()
     assert error[yaw == 0].max() < 0.5
+
+
+def test_large_frames_are_estimated_at_the_working_resolution():
+    """The sweep upscaled 2x (256x192, above remap's 32,767-pixel limit), and at 832x480 (the
+    aspect changes: K scaled by sx, sy) reads the poses of the 128x96 video within 0.3 degrees;
+    the aligner itself remaps a frame above the limit (2-D maps)."""
+    from worldmemory.perception.camera import _RotationAligner
+
+    rotations = sweep()
+    frames = rotation_video(rotations, canvas())
+    small = FeatureMatchingCamera().estimate(frames, K)
+    for w, h in ((2 * W, 2 * H), (832, 480)):
+        big = np.stack([cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR) for f in frames])
+        poses = FeatureMatchingCamera().estimate(big, np.diag([w / W, h / H, 1.0]) @ K)
+        assert w * h > 32767
+        assert angles_deg(small[:, :3, :3], poses[:, :3, :3]).max() < 0.3
+        assert angles_deg(rotations, poses[:, :3, :3]).max() < 0.5
+    image = cv2.resize(frames[0], (832, 480)).mean(axis=2).astype(np.float32) / 255
+    aligner = _RotationAligner(np.diag([832 / W, 480 / H, 1.0]) @ K, 480, 832, margin=2, huber=0.04,
+                               noise=0.01, structure_sigma=2.0, max_iterations=5)
+    residual, valid = aligner.residual(aligner.template(image)[0], image, np.eye(3))
+    assert valid.all() and np.abs(residual).max() < 1e-6
+
+
+def test_content_returning_as_a_sliver_is_not_anchored_on_the_strip():
+    """The ``sliver`` degradation on two 90-degree excursions: after each black run the content
+    first shows as a 2 px strip for 6 frames. The strip frames are marked unanchored (under 5%
+    content), and the frames identical to frame 0 read within 0.5 degrees of it."""
+    from worldmemory.common.degrade import degrade
+
+    rotations, yaw = loops(n=2, amplitude=90.0)
+    poses = pose(rotations, np.zeros((len(rotations), 3)))
+    seen = seen_by_view(poses, K, poses[0], W, H)
+    frames = degrade(rotation_video(rotations, canvas()), "sliver", 0, 16.0, seen)
+    estimated, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
+    error = angles_deg(rotations, estimated[:, :3, :3])
+    content = (frames.max(axis=3) > 0).mean(axis=(1, 2))
+    strip = (content > 0) & (content < 0.05)
+    assert strip.sum() >= 12 and np.array(diag.unanchored)[strip].all()
+    assert error[yaw == 0].max() < 0.5, error[yaw == 0].max()
+    assert error[content >= 0.05].max() < 1.0, error[content >= 0.05].max()
