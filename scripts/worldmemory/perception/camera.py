@@ -57,9 +57,9 @@ How it works
    drifted by tens of degrees (dead reckoning across the gap). Its first content frame (then
    every 4th) is aligned directly to frame 0, then to the keyframes (every 8th frame of an
    anchored segment) nearest its dead-reckoned orientation; two verified alignments that agree
-   within ``_ANCHOR_AGREE_DEG`` (or one that leaves at most ``_REPEAT_MISMATCH`` far apart: a
-   repeated view) place the whole segment, and a segment nothing places keeps its dead
-   reckoning, marked. Within an anchored segment a frame whose orientation is back within
+   within ``_ANCHOR_AGREE_DEG`` place the whole segment (a segment that ends with one alignment
+   that nothing contradicted, as a frozen view snapping back shows one distinct frame, takes
+   it), and a segment nothing places keeps its dead reckoning, marked. Within an anchored segment a frame whose orientation is back within
    ``loop_closure_deg`` of frame 0 after the camera has been away, or that resembles frame 0
    unwarped (after a gap or an excursion), is aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
    dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match (RANSAC
@@ -151,8 +151,7 @@ _KEYFRAME_STEP = 4  # every 4th distinct frame is a keyframe: it grows the map a
 _WORKING_PIXELS = 128 * 96  # larger frames are area-averaged down to this many pixels
 _MIN_CONTENT = 0.05  # a frame whose content (pixels off its fill colour) is less is blank
 _FILL_TOLERANCE = 3  # grey levels: a pixel this close to the frame's commonest level is fill
-_ANCHOR_AGREE_DEG = 2.0  # two re-anchorings of a segment must agree this well to place it ...
-_REPEAT_MISMATCH = 0.02  # ... unless one leaves at most this fraction far apart (a repeated view)
+_ANCHOR_AGREE_DEG = 2.0  # two re-anchorings of a segment must agree this well to place it
 
 
 @dataclass
@@ -505,8 +504,7 @@ class _KeyframeMatcher:
         self.matcher = cv2.BFMatcher(cv2.NORM_L2)
         self.features, self.templates = {}, {}
 
-    def match(self, k: int, t: int, guess: np.ndarray) -> tuple[np.ndarray, float] | None:
-        """(M, the fraction of the overlap it leaves far apart), or None where unverified."""
+    def match(self, k: int, t: int, guess: np.ndarray) -> np.ndarray | None:
         if k not in self.templates:
             self.templates[k] = self.aligner.template(self.images[k])
         T_, J = self.templates[k]
@@ -518,10 +516,10 @@ class _KeyframeMatcher:
         if min(mismatch) > _MAX_START_MISMATCH:
             return None
         M, A = self.aligner.align(T_, J, self.images[t], starts[int(np.argmin(mismatch))])
-        left = self.aligner.mismatch(T_, self.images[t], M)
-        if left > _MAX_MISMATCH or np.linalg.eigvalsh(A)[0] < 1.0 / math.radians(_ANCHOR_STD_DEG) ** 2:
+        if (self.aligner.mismatch(T_, self.images[t], M) > _MAX_MISMATCH
+                or np.linalg.eigvalsh(A)[0] < 1.0 / math.radians(_ANCHOR_STD_DEG) ** 2):
             return None
-        return M, left
+        return M
 
     def resembles(self, k: int, t: int) -> bool:
         """Whether frame t, unwarped, leaves at most ``_MAX_MISMATCH`` of keyframe k far apart
@@ -823,11 +821,26 @@ class FeatureMatchingCamera:
         keyframes = {0: np.eye(3)}  # frame -> orientation
         anchors = []  # (frame t, keyframe k, R_k^T R_t)
         unanchored = np.array(blank, bool)
-        pending = None  # (anchor, correction): a re-anchoring that awaits a second, agreeing one
+        # (anchor, correction, sole): a re-anchoring that awaits a second, agreeing one; ``sole``
+        # while no other alignment of the segment contradicted it
+        pending = None
         anchored, away, since, segment_start, distinct = True, False, _LOOP_EVERY, 0, 0
+
+        def end_segment(end: int) -> None:
+            """A segment that ends unplaced takes its one alignment if nothing contradicted it
+            (a frozen view that snaps back shows one distinct frame), else stays marked."""
+            nonlocal correction, anchored
+            if not anchored and pending is not None and pending[2]:
+                anchors.append(pending[0])
+                correction = pending[1]
+                estimate[segment_start:end] = correction @ rotations[segment_start:end]
+                anchored = True
+                diag.reanchored += 1
+            unanchored[segment_start:end] |= not anchored
+
         for t in range(1, T):
             if diag.gap[t - 1]:
-                unanchored[segment_start:t] |= not anchored
+                end_segment(t)
                 anchored, since, segment_start, pending = False, _LOOP_EVERY, t, None
             estimate[t] = correction @ rotations[t]
             if still[t - 1] or blank[t]:
@@ -846,20 +859,19 @@ class FeatureMatchingCamera:
                                 key=lambda k: np.linalg.norm(_log(keyframes[k].T @ estimate[t])))
                 candidates = [0] + others[:_ANCHOR_CANDIDATES - 1]
             for k in candidates:
-                found = matcher.match(k, t, keyframes[k].T @ estimate[t])
-                if found is None:
+                M = matcher.match(k, t, keyframes[k].T @ estimate[t])
+                if M is None:
                     continue
-                M, left = found
                 since = 0
                 if anchored:
                     anchors.append((t, k, M))
                     break
                 found = keyframes[k] @ M @ rotations[t].T
-                if left > _REPEAT_MISMATCH and (pending is None or math.degrees(np.linalg.norm(
-                        _log(pending[1].T @ found))) > _ANCHOR_AGREE_DEG):
-                    pending = ((t, k, M), found)  # one frame's word: wait for a second
+                if pending is None or math.degrees(np.linalg.norm(
+                        _log(pending[1].T @ found))) > _ANCHOR_AGREE_DEG:
+                    pending = ((t, k, M), found, pending is None)  # one frame's word: wait
                     break
-                anchors += [(t, k, M)] if pending is None else [pending[0], (t, k, M)]
+                anchors += [pending[0], (t, k, M)]
                 correction = found
                 estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
                 anchored, pending = True, None
@@ -870,7 +882,7 @@ class FeatureMatchingCamera:
             distinct += 1
             if anchored and distinct >= _KEYFRAME_EVERY:
                 keyframes[t], distinct = estimate[t], 0
-        unanchored[segment_start:] |= not anchored
+        end_segment(T)
         diag.unanchored = unanchored.tolist()
         diag.loop_closures = len(anchors)
         if not anchors:
