@@ -357,15 +357,33 @@ def test_a_return_to_frame_0_after_black_and_slivers_reads_frame_0(cases, recipe
 
 
 def test_one_frame_of_a_wrong_view_after_a_gap_does_not_place_the_segment():
-    """One excursion, black beyond 15 degrees; the first frame after the black run flashes the
-    view at yaw -12 degrees (the other side of frame 0, a view that aligns perfectly well). Only
-    two agreeing alignments place a segment: the frames after the flash read within 1 degree
-    (the flash's alignment alone would put the segment ~26 degrees off)."""
+    """One excursion, black beyond 15 degrees; the first frame after the black run (yaw 13.8)
+    flashes the view at yaw -3 degrees, which aligns to frame 0 as well as any. Only two
+    agreeing alignments place a segment: the frames after the flash read within 1 degree (0.01;
+    the flash's alignment alone puts them up to 9.3 degrees off)."""
     rotations, yaw = loops(n=1)
     frames = with_gaps(rotation_video(rotations, canvas()), yaw, "black")
     after = np.flatnonzero(np.abs(yaw) > 15)[-1] + 1
-    frames[after] = rotation_video(rot_y(math.radians(12))[None], canvas())[0]
+    frames[after] = rotation_video(rot_y(math.radians(3))[None], canvas())[0]
     poses, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
     error = angles_deg(rotations, poses[:, :3, :3])
     assert diag.reanchored == 1
     assert error[after + 1:].max() < 1.0, error[after + 1:].max()
+
+
+def test_frames_above_the_working_size_are_area_averaged_with_k_scaled():
+    """A 256x192 video of 2x2 blocks works as the 128x96 video it repeats (K halved); 832x480
+    works at 146x84 (12,264 pixels, aspect kept; K by sx, sy); 128x96 is left as it is."""
+    from worldmemory.perception.camera import _working_resolution
+
+    frames = rotation_video(sweep()[:3], canvas())
+    doubled = frames.repeat(2, axis=1).repeat(2, axis=2)
+    small, K_small = _working_resolution(doubled, np.diag([2.0, 2.0, 1.0]) @ K)
+    np.testing.assert_array_equal(small, frames)
+    np.testing.assert_allclose(K_small, K)
+    big = np.zeros((1, 480, 832, 3), np.uint8)
+    K_big = np.diag([832 / W, 480 / H, 1.0]) @ K
+    small, K_small = _working_resolution(big, K_big)
+    assert small.shape == (1, 84, 146, 3)
+    np.testing.assert_allclose(K_small, np.diag([146 / 832, 84 / 480, 1.0]) @ K_big)
+    assert _working_resolution(frames, K)[0] is frames
