@@ -59,9 +59,10 @@ How it works
    anchored segment) nearest its dead-reckoned orientation; two verified alignments that agree
    within ``_ANCHOR_AGREE_DEG`` place the whole segment (a segment that ends with one alignment
    that nothing contradicted, as a frozen view snapping back shows one distinct frame, takes
-   it), and a segment nothing places keeps its dead reckoning, marked. Within an anchored segment a frame whose orientation is back within
-   ``loop_closure_deg`` of frame 0 after the camera has been away, or that resembles frame 0
-   unwarped (after a gap or an excursion), is aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
+   it), and a segment nothing places keeps its dead reckoning, marked. Within an anchored
+   segment a frame whose orientation is back within ``loop_closure_deg`` of frame 0 after the
+   camera has been away, or that resembles frame 0 unwarped (after a gap or an excursion), is
+   aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
    dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match (RANSAC
    homography -> rotation), so it converges from any drift that leaves the views overlapping,
    and is kept only when the images verify it (few pixels left far apart, every axis pinned).
@@ -799,14 +800,20 @@ class FeatureMatchingCamera:
         motion model: on the drifting reference model's rollouts (entities that change while out
         of view) anchors to the changed scene were measured 3-20 degrees off where the motion
         model was within 1 degree.
+        A blank frame is also one with under ``_MIN_CONTENT`` of content off its fill colour (a
+        strip of a few pixels aligns anywhere): it is not measured, and is marked unanchored.
         The chain after a gap is a new segment whose orientation is unknown: its first content
-        frame, and every ``_LOOP_EVERY``-th one after it until one succeeds, is aligned to frame 0
-        and then to the keyframes nearest its dead-reckoned orientation (``_KeyframeMatcher``);
-        the first verified alignment re-anchors the whole segment rigidly. Within an anchored
-        segment, a frame back within ``loop_closure_deg`` of frame 0 after the camera has been
-        away (beyond twice that angle) is aligned to frame 0 (every ``_LOOP_EVERY``-th such
-        frame): the classic loop closure. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
-        distinct content frame of an anchored segment. Every alignment becomes a constraint of
+        frame, and every ``_LOOP_EVERY``-th one after it, is aligned to frame 0 and then to the
+        keyframes nearest its dead-reckoned orientation (``_KeyframeMatcher``); two verified
+        alignments whose corrections agree within ``_ANCHOR_AGREE_DEG`` re-anchor the whole
+        segment rigidly (one frame's word, such as a flash of another view, is not enough); a
+        segment that ends with a single uncontradicted alignment takes it, and one that ends
+        unplaced keeps its dead reckoning, its frames marked (``Diagnostics.unanchored``).
+        Within an anchored segment, a frame back within ``loop_closure_deg`` of frame 0 after
+        the camera has been away (beyond twice that angle), or one that resembles frame 0
+        unwarped (after a gap or such an excursion), is aligned to frame 0 (every
+        ``_LOOP_EVERY``-th such frame): the classic loop closure. Keyframes: frame 0 and every
+        ``_KEYFRAME_EVERY``-th distinct content frame of an anchored segment. Every alignment becomes a constraint of
         a rotation pose graph (``_pose_graph``), where a gap step is a weak edge: its correction
         is spread evenly over the gap's steps, the others' in proportion to their angle.
         """
