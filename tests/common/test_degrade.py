@@ -84,3 +84,22 @@ def test_geometric_recipes_fill_only_the_unseen(recipe):
 def test_unknown_recipe_names_the_valid_ones():
     with pytest.raises(ValueError, match="; valid: " + ", ".join(RECIPES)):
         degrade(textured(), "sepia", 0, 8.0)
+
+
+def test_sliver_shows_returning_content_first_as_a_strip_along_its_edge():
+    """Frame 1 is black; frames 2-9 see the 10 left columns: the first SLIVER_FRAMES (6) of them
+    show only the 2 columns next to the black, frame 8 on the whole seen view again."""
+    T, H, W = 10, 8, 20
+    frames = textured(T, H, W)
+    seen = np.ones((T, H, W), bool)
+    seen[1] = False
+    seen[2:, :, 10:] = False
+    out = degrade(frames, "sliver", 0, 8.0, seen)
+    strip = np.zeros((H, W), bool)
+    strip[:, 8:10] = True
+    for t in range(2, 8):
+        assert np.array_equal(out[t].any(axis=2), strip & (frames[t].any(axis=2))), t
+        assert np.array_equal(out[t][strip], frames[t][strip])
+    assert np.array_equal(out[0], frames[0])  # content never black before: untouched
+    assert not out[1].any()
+    np.testing.assert_array_equal(out[8:], degrade(frames, "black", 0, 8.0, seen)[8:])

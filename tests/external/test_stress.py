@@ -54,6 +54,14 @@ def test_content_out_of_frame_blackens_what_the_conditioning_view_never_showed()
     seen[2:, :, 1:] = False
     out = worldmembench_video("content-out-of-frame", {"omniscient": v}, 2, seen)
     assert (out[~seen] == 0).all() and (out[seen] == v[seen]).all()
+    # after a frame with nothing of the conditioning view, the content comes back as a strip first
+    v = video(3, 2, 8) + 1
+    seen = np.ones(v.shape[:3], bool)
+    seen[1] = False
+    seen[2, :, 6:] = False
+    out = worldmembench_video("content-out-of-frame", {"omniscient": v}, 2, seen)
+    assert (out[0] == v[0]).all() and not out[1].any()
+    assert (out[2, :, 4:6] == v[2, :, 4:6]).all() and not out[2, :, :4].any() and not out[2, :, 6:].any()
 
 
 def test_exit_and_window_of_the_input_cameras_visibility():

@@ -154,7 +154,7 @@ def test_invalid_input_is_refused_with_the_reason():
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     out = tmp_path_factory.mktemp("cases")
-    write_embedded_cases(out, 1, W, H, {"human": ["LRLR"], "object": ["LRLR", "translation"],
+    write_embedded_cases(out, 1, W, H, {"human": ["LRLR", "LRUD"], "object": ["LRLR", "translation"],
                                         "environment": ["LRLR"], "dynamic": ["LR-Hold"]},
                          {"n_frames": 241, "hold_frames": 32, "final_hold_frames": 9})
     return out
@@ -281,15 +281,109 @@ def test_a_view_black_beyond_the_conditioning_frame_is_re_anchored():
     """The degraded replays' ``black`` recipe on a camera turning 90 degrees out and back twice:
     every pixel whose direction frame 0 did not show is black, so the content leaves and returns
     as a sliver at the edge of the view, with fully black frames between. Every frame that shows
-    anything is within 1 degree and the returns to frame 0 within 0.5 (the chain alone: 40
-    degrees off after the first excursion)."""
+    at least 5% of content is within 1 degree and the returns to frame 0 within 0.5 (the chain
+    alone: 40 degrees off after the first excursion); the frames with less are marked unanchored."""
     rotations, yaw = loops(n=2, amplitude=90.0)
     poses = pose(rotations, np.zeros((len(rotations), 3)))
     seen = seen_by_view(poses, K, poses[0], W, H)
     frames = fill_unseen(rotation_video(rotations, canvas()), seen, (0, 0, 0))
-    estimated = FeatureMatchingCamera().estimate(frames, K)[:, :3, :3]
-    error = angles_deg(rotations, estimated)
-    shows = seen.any(axis=(1, 2))
-    assert (~shows).sum() >= 20  # fully black frames
+    estimated, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
+    error = angles_deg(rotations, estimated[:, :3, :3])
+    shows = seen.mean(axis=(1, 2)) >= 0.05
+    assert (~seen.any(axis=(1, 2))).sum() >= 20  # fully black frames
+    assert np.array_equal(diag.unanchored, ~shows)
     assert error[shows].max() < 1.0, error[shows].max()
     assert error[yaw == 0].max() < 0.5
+
+
+def test_large_frames_are_estimated_at_the_working_resolution():
+    """The sweep upscaled 2x (256x192, above remap's 32,767-pixel limit), and at 832x480 (the
+    aspect changes: K scaled by sx, sy) reads the poses of the 128x96 video within 0.3 degrees;
+    the aligner itself remaps a frame above the limit (2-D maps)."""
+    from worldmemory.perception.camera import _RotationAligner
+
+    rotations = sweep()
+    frames = rotation_video(rotations, canvas())
+    small = FeatureMatchingCamera().estimate(frames, K)
+    for w, h in ((2 * W, 2 * H), (832, 480)):
+        big = np.stack([cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR) for f in frames])
+        poses = FeatureMatchingCamera().estimate(big, np.diag([w / W, h / H, 1.0]) @ K)
+        assert w * h > 32767
+        assert angles_deg(small[:, :3, :3], poses[:, :3, :3]).max() < 0.3
+        assert angles_deg(rotations, poses[:, :3, :3]).max() < 0.5
+    image = cv2.resize(frames[0], (832, 480)).mean(axis=2).astype(np.float32) / 255
+    aligner = _RotationAligner(np.diag([832 / W, 480 / H, 1.0]) @ K, 480, 832, margin=2, huber=0.04,
+                               noise=0.01, structure_sigma=2.0, max_iterations=5)
+    residual, valid = aligner.residual(aligner.template(image)[0], image, np.eye(3))
+    assert valid.all() and np.abs(residual).max() < 1e-6
+
+
+def test_content_returning_as_a_sliver_is_not_anchored_on_the_strip():
+    """The ``sliver`` degradation on two 90-degree excursions: after each black run the content
+    first shows as a 2 px strip for 6 frames. The strip frames are marked unanchored (under 5%
+    content), and the frames identical to frame 0 read within 0.5 degrees of it."""
+    from worldmemory.common.degrade import degrade
+
+    rotations, yaw = loops(n=2, amplitude=90.0)
+    poses = pose(rotations, np.zeros((len(rotations), 3)))
+    seen = seen_by_view(poses, K, poses[0], W, H)
+    frames = degrade(rotation_video(rotations, canvas()), "sliver", 0, 16.0, seen)
+    estimated, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
+    error = angles_deg(rotations, estimated[:, :3, :3])
+    content = (frames.max(axis=3) > 0).mean(axis=(1, 2))
+    strip = (content > 0) & (content < 0.05)
+    assert strip.sum() >= 12 and np.array(diag.unanchored)[strip].all()
+    assert error[yaw == 0].max() < 0.5, error[yaw == 0].max()
+    assert error[content >= 0.05].max() < 1.0, error[content >= 0.05].max()
+
+
+@pytest.mark.parametrize("recipe", ["black", "sliver"])
+def test_a_return_to_frame_0_after_black_and_slivers_reads_frame_0(cases, recipe):
+    """The omniscient human_000 LRUD render degraded by ``black`` and ``sliver`` (2 px strips of
+    the striped wall for 6 frames as content returns): the frames pixel-identical to frame 0 read
+    within 1 degree of it (before the content gate and the two-frame re-anchoring: 21.7 and 26.9
+    degrees, the strip anchored to frame 0 at the wrong angle)."""
+    from worldmemory.common.degrade import degrade
+
+    trajectory, frames, truth = render(cases, "human_000", "LRUD", n_frames=241, hold_frames=32,
+                                       final_hold_frames=9)
+    seen = seen_by_view(truth["poses"], truth["K"], truth["poses"][0], W, H, truth["depth"])
+    frames = degrade(frames, recipe, 0, 16.0, seen)
+    poses = FeatureMatchingCamera().estimate(frames, truth["K"])
+    returns = np.flatnonzero((frames == frames[0]).all(axis=(1, 2, 3)))
+    assert len(returns) > 40
+    assert angles_deg(np.eye(3), poses[returns, :3, :3]).max() < 1.0
+    assert rpe_rot(trajectory.poses, poses) < 0.57
+
+
+def test_one_frame_of_a_wrong_view_after_a_gap_does_not_place_the_segment():
+    """One excursion, black beyond 15 degrees; the first frame after the black run (yaw 13.8)
+    flashes the view at yaw -3 degrees, which aligns to frame 0 as well as any. Only two
+    agreeing alignments place a segment: the frames after the flash read within 1 degree (0.01;
+    the flash's alignment alone puts them up to 9.3 degrees off)."""
+    rotations, yaw = loops(n=1)
+    frames = with_gaps(rotation_video(rotations, canvas()), yaw, "black")
+    after = np.flatnonzero(np.abs(yaw) > 15)[-1] + 1
+    frames[after] = rotation_video(rot_y(math.radians(3))[None], canvas())[0]
+    poses, diag = FeatureMatchingCamera().estimate_with_diagnostics(frames, K)
+    error = angles_deg(rotations, poses[:, :3, :3])
+    assert diag.reanchored == 1
+    assert error[after + 1:].max() < 1.0, error[after + 1:].max()
+
+
+def test_frames_above_the_working_size_are_area_averaged_with_k_scaled():
+    """A 256x192 video of 2x2 blocks works as the 128x96 video it repeats (K halved); 832x480
+    works at 146x84 (12,264 pixels, aspect kept; K by sx, sy); 128x96 is left as it is."""
+    from worldmemory.perception.camera import _working_resolution
+
+    frames = rotation_video(sweep()[:3], canvas())
+    doubled = frames.repeat(2, axis=1).repeat(2, axis=2)
+    small, K_small = _working_resolution(doubled, np.diag([2.0, 2.0, 1.0]) @ K)
+    np.testing.assert_array_equal(small, frames)
+    np.testing.assert_allclose(K_small, K)
+    big = np.zeros((1, 480, 832, 3), np.uint8)
+    K_big = np.diag([832 / W, 480 / H, 1.0]) @ K
+    small, K_small = _working_resolution(big, K_big)
+    assert small.shape == (1, 84, 146, 3)
+    np.testing.assert_allclose(K_small, np.diag([146 / 832, 84 / 480, 1.0]) @ K_big)
+    assert _working_resolution(frames, K)[0] is frames

@@ -20,6 +20,12 @@ noise, compresses, changes resolution or has nothing to show where the camera lo
     frame up to that time showed, unless it shows one of the objects the source drew (the model
     knows them; the background it has not seen is what it lacks). worldmemory.external.replay
     builds the mask.
+  * ``sliver``: ``black``, and where content comes back after a fully black frame it first shows
+    only as a thin strip for ``SLIVER_FRAMES`` frames: the seen pixels within ``SLIVER_PX`` px of
+    the black (the content's edge, a few pixels of a striped wall), the rest of them black; then
+    the whole seen view. A model that blanks what it does not know and fades content back in
+    edge first; a strip that little cannot place the camera (the feature-matching camera's
+    re-anchoring must not trust it; docs/perception.md, "Degraded replays").
 
 Blur sigma 1.5 is the issue's measured case; the noise std, the crf and the factor are chosen as
 clearly visible but typical (documented in docs/perception.md, "Degraded replays").
@@ -34,8 +40,8 @@ import numpy as np
 
 from worldmemory.common.video import read_video, write_mp4
 
-RECIPES = ("blur-noise", "h264", "resize", "black", "uniform")
-GEOMETRIC = ("black", "uniform")  # the recipes that need the conditioning view (a ``seen`` mask)
+RECIPES = ("blur-noise", "h264", "resize", "black", "uniform", "sliver")
+GEOMETRIC = ("black", "uniform", "sliver")  # the recipes that need the conditioning view (a ``seen`` mask)
 
 
 def blur_noise(frames, seed, sigma: float = 1.5, noise_std: float = 8.0) -> np.ndarray:
@@ -72,6 +78,30 @@ def fill_unseen(frames, seen, colour) -> np.ndarray:
     """``frames`` with every pixel where ``seen`` (T, H, W) is False set to ``colour`` (RGB)."""
     out = np.array(frames, copy=True)
     out[~np.asarray(seen, bool)] = np.asarray(colour, dtype=np.uint8)
+    return out
+
+
+SLIVER_PX = 2  # width of the strip the ``sliver`` recipe shows first when content returns
+SLIVER_FRAMES = 6  # frames the strip lasts
+
+
+def sliver(seen, width: int = SLIVER_PX, frames: int = SLIVER_FRAMES) -> np.ndarray:
+    """(T, H, W) bool: ``seen`` where, for the first ``frames`` frames of content after a frame
+    with nothing seen, only the seen pixels within ``width`` px (chessboard distance) of an unseen
+    pixel stay seen: content returning after black shows first as a strip along its edge."""
+    import cv2
+
+    seen = np.asarray(seen, bool)
+    out = seen.copy()
+    kernel = np.ones((2 * width + 1, 2 * width + 1), np.uint8)
+    since_black = frames  # content frames since the last fully black one
+    for t in range(len(seen)):
+        if not seen[t].any():
+            since_black = 0
+            continue
+        if since_black < frames:  # erode's default border keeps the image edge: no strip there
+            out[t] = seen[t] & ~cv2.erode(seen[t].astype(np.uint8), kernel).astype(bool)
+        since_black += 1
     return out
 
 
@@ -123,5 +153,7 @@ def degrade(frames, recipe: str, seed, fps: float, seen=None) -> np.ndarray:
         return resize_down_up(frames)
     if seen is None:
         raise ValueError(f"the {recipe!r} degradation needs the conditioning view (seen mask)")
+    if recipe == "sliver":
+        return fill_unseen(frames, sliver(seen), (0, 0, 0))
     colour = (0, 0, 0) if recipe == "black" else np.rint(np.asarray(frames[0]).reshape(-1, 3).mean(0))
     return fill_unseen(frames, seen, colour)

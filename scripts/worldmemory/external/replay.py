@@ -12,7 +12,7 @@ YUV rounding is lost).
 
 ``--key`` names the source rollout's directory under ``--source``; the command template builds it
 from the request's placeholders. ``--degrade RECIPE`` delivers the video degraded as real
-generators degrade (common.degrade: blur-noise, h264, resize, black, uniform), seeded by the key:
+generators degrade (common.degrade: blur-noise, h264, resize, black, uniform, sliver), seeded by the key:
 the degraded replays ``<model>.replay-<recipe>`` of the agreement tables. The geometric recipes
 read the conditioning view from the source rollout's truth (WorldMemBench: depth, poses, K; frame
 0 is the conditioning frame) or from the request's cameras.json (PersistBench: every input-camera

@@ -39,10 +39,9 @@ from pathlib import Path
 import numpy as np
 
 STRESS = "stress."  # a stress model's run: stress.<model>
-# The degrade recipe that blanks what the conditioning view never showed. "black" blanks it whole;
-# the recipe that lets the content come back as thin slivers ("sliver", issue 38's camera part)
-# is the stress meant here: switch to it once common.degrade has it.
-OUT_OF_FRAME_RECIPE = "black"
+# The degrade recipe that blanks what the conditioning view never showed, content coming back as
+# thin slivers first (common.degrade's "sliver": the camera once re-anchored on such strips).
+OUT_OF_FRAME_RECIPE = "sliver"
 # study -> stress model -> the reference models (their `reference:`) whose rollouts it reads
 SOURCES = {
     "worldmembench": {"frozen": ("omniscient",), "mirrored": ("omniscient",),

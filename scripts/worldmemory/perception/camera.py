@@ -13,6 +13,12 @@ axes, frame 0 = identity, translation up to one global scale).
 
 How it works
 ------------
+0. **Working resolution.** Frames larger than 128x96 pixels (``_WORKING_PIXELS``) are
+   area-averaged down to that many pixels (aspect kept, never up) and K is scaled with them (sx,
+   sy per axis): every pixel-scale choice below (blurs, Huber threshold, KLT window, priors) was
+   measured at 128x96, and poses do not depend on the image size. Measured: the omniscient
+   human_000 LRLR rollout upscaled to 2x, 832x480 and 1920x1080 reads RPE_rot 0.027 against 0.028
+   at 128x96 (before: 0.051 at 192x144); ~2 s per 241-frame video at 832x480, ~6 s at 1920x1080.
 1. **Still frames.** A frame identical to its predecessor gets its predecessor's pose exactly
    (holds, still videos; lossless codecs and H.264 at crf 0 keep identical frames identical).
 2. **Rotation chain (direct alignment).** Each consecutive pair is aligned over a rotation only:
@@ -42,14 +48,21 @@ How it works
    blank (black or uniform) frame the motion model predicts nothing, so until a step is measured
    again the surprise test is off: the content returns as a sliver at the edge of the view.
 3. **Re-anchoring and loop closure.** A step whose motion neither the images nor the motion
-   model tell (a black or uniform frame on either side, or a frozen view that jumps) is a *gap*;
-   the chain after it is a new
-   segment, which may have drifted by tens of degrees (dead reckoning across the gap). Its first
-   content frame (then every 4th until one succeeds) is aligned directly to frame 0, then to the
-   keyframes (every 8th frame of an anchored segment) nearest its dead-reckoned orientation, and
-   the first verified alignment places the whole segment. Within an anchored segment a frame
-   whose orientation is back within ``loop_closure_deg`` of frame 0 after the camera has been
-   away is aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
+   model tell (a black or uniform frame on either side, or a frozen view that jumps) is a *gap*.
+   A frame whose content (pixels more than ``_FILL_TOLERANCE`` grey levels off its commonest
+   level) covers under ``_MIN_CONTENT`` of it counts as blank: a strip of a few pixels of a
+   striped wall aligns to frame 0 at almost any angle (measured: 2 px strips after black runs read
+   21-27 degrees off on human_000 LRUD), so it is marked (``Diagnostics.unanchored``) and placed
+   by the pose graph, not measured. The chain after a gap is a new segment, which may have
+   drifted by tens of degrees (dead reckoning across the gap). Its first content frame (then
+   every 4th) is aligned directly to frame 0, then to the keyframes (every 8th frame of an
+   anchored segment) nearest its dead-reckoned orientation; two verified alignments that agree
+   within ``_ANCHOR_AGREE_DEG`` place the whole segment (a segment that ends with one alignment
+   that nothing contradicted, as a frozen view snapping back shows one distinct frame, takes
+   it), and a segment nothing places keeps its dead reckoning, marked. Within an anchored
+   segment a frame whose orientation is back within ``loop_closure_deg`` of frame 0 after the
+   camera has been away, or that resembles frame 0 unwarped (after a gap or an excursion), is
+   aligned to frame 0 (every 4th such frame). Each alignment starts from the best of the
    dead-reckoned guess, the keyframe itself (a repeated view) and a SIFT match (RANSAC
    homography -> rotation), so it converges from any drift that leaves the views overlapping,
    and is kept only when the images verify it (few pixels left far apart, every axis pinned).
@@ -136,6 +149,10 @@ _MIN_TRIANGULATION_DEG = 1.0  # rays meeting at a smaller angle do not triangula
 _TRACK_NOISE_PX = 0.3  # std of a track's position (px), the unit of the reprojection residuals
 _BA_ITERATIONS = 10
 _KEYFRAME_STEP = 4  # every 4th distinct frame is a keyframe: it grows the map and is adjusted
+_WORKING_PIXELS = 128 * 96  # larger frames are area-averaged down to this many pixels
+_MIN_CONTENT = 0.05  # a frame whose content (pixels off its fill colour) is less is blank
+_FILL_TOLERANCE = 3  # grey levels: a pixel this close to the frame's commonest level is fill
+_ANCHOR_AGREE_DEG = 2.0  # two re-anchorings of a segment must agree this well to place it
 
 
 @dataclass
@@ -151,8 +168,13 @@ class Diagnostics:
     mismatch: list = field(default_factory=list)  # fraction of pixels the aligned pair leaves far apart
     content_change: list = field(default_factory=list)  # bool: mismatch > _MAX_MISMATCH, step from the prior
     gap: list = field(default_factory=list)  # bool: a blank frame, or a frozen view that jumps
+    # per frame (length T): True where no image evidence placed the frame: a blank frame (too
+    # little content to measure, _MIN_CONTENT) or a frame of a segment after a gap that no two
+    # agreeing alignments re-anchored; its orientation is the pose graph's interpolation or the
+    # dead reckoning, not a measurement
+    unanchored: list = field(default_factory=list)
     loop_closures: int = 0  # alignments to a keyframe (frame 0 or an earlier one)
-    reanchored: int = 0  # segments after a gap placed by such an alignment
+    reanchored: int = 0  # segments after a gap placed by such alignments
     notes: list = field(default_factory=list)
 
 
@@ -197,6 +219,7 @@ class _RotationAligner:
         self.max_iterations = max_iterations
         self.inside = (slice(margin, height - margin), slice(margin, width - margin))
         ys, xs = np.mgrid[self.inside]
+        self.shape = ys.shape
         rows, cols = ys.ravel(), xs.ravel()
         # homogeneous pixel centres (continuous coordinates: pixel (i, j) has its centre at j + 0.5)
         self.pixels = np.stack([cols + 0.5, rows + 0.5, np.ones(cols.size)])
@@ -246,8 +269,9 @@ class _RotationAligner:
         in_view = np.greater_equal(maps, 0, out=self._in_view)
         in_view &= maps <= self._limits
         valid = in_view[0] & in_view[1]
-        warped = cv2.remap(image, maps[0:1], maps[1:2], cv2.INTER_LINEAR,
-                           borderMode=cv2.BORDER_REPLICATE)[0]
+        # 2-D maps: remap's destination must stay below SHRT_MAX on each side
+        warped = cv2.remap(image, maps[0].reshape(self.shape), maps[1].reshape(self.shape),
+                           cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).ravel()
         return warped - T, valid
 
     def cost(self, residual, dR, prior_mean=None, prior_information=None) -> float:
@@ -498,6 +522,13 @@ class _KeyframeMatcher:
             return None
         return M
 
+    def resembles(self, k: int, t: int) -> bool:
+        """Whether frame t, unwarped, leaves at most ``_MAX_MISMATCH`` of keyframe k far apart
+        (a frame that repeats the keyframe's view, wherever the chain thinks it is)."""
+        if k not in self.templates:
+            self.templates[k] = self.aligner.template(self.images[k])
+        return self.aligner.mismatch(self.templates[k][0], self.images[t], np.eye(3)) <= _MAX_MISMATCH
+
     def _features(self, t: int):
         if t not in self.features:
             keypoints, descriptors = self.sift.detectAndCompute(self.grey[t], None)
@@ -634,7 +665,7 @@ class FeatureMatchingCamera:
     def estimate_with_diagnostics(self, frames, K) -> tuple[np.ndarray, Diagnostics]:
         """``estimate`` and what it decided on the way (model, flagged pairs, loop closures)."""
         reset_opencv_rng()
-        frames, K = _checked(frames, K)
+        frames, K = _working_resolution(*_checked(frames, K))
         T = len(frames)
         diag = Diagnostics()
         diag.still = [bool(np.array_equal(frames[t], frames[t + 1])) for t in range(T - 1)]
@@ -643,6 +674,7 @@ class FeatureMatchingCamera:
             diag.textureless = diag.content_change = diag.gap = [False] * (T - 1)
             diag.translation_evidence = [False] * (T - 1)
             diag.mismatch = [0.0] * (T - 1)
+            diag.unanchored = [False] * T
             diag.parallax_px = diag.essential_px = [math.nan] * (T - 1)
             diag.notes.append("still video: every frame equals frame 0")
             return np.tile(np.eye(4), (T, 1, 1)), diag
@@ -663,6 +695,8 @@ class FeatureMatchingCamera:
         rotations = np.array(rotations)
         if self.loop_closure_deg > 0:
             rotations = self._anchor(rotations, steps, still, blank, aligner, images, grey, K, diag)
+        else:
+            diag.unanchored = list(blank)
         self._translation_evidence(tracks, still, K, diag)
         poses = pose(rotations, np.zeros((T, 3)))
         if sum(diag.translation_evidence) >= self.min_translation_pairs:
@@ -709,7 +743,8 @@ class FeatureMatchingCamera:
         images = [g.astype(np.float32) / 255.0 for g in grey]
         if self.blur_sigma > 0:
             images = [cv2.GaussianBlur(g, (0, 0), self.blur_sigma) for g in images]
-        blank = [float(image.std()) < BLANK_STD for image in images]
+        blank = [float(image.std()) < BLANK_STD or _content(g) < _MIN_CONTENT
+                 for image, g in zip(images, grey)]
         speed_information = 1.0 / math.radians(self.speed_prior_deg) ** 2
         steps, history = [], []
         tracks.start(track_grey[0])
@@ -765,14 +800,20 @@ class FeatureMatchingCamera:
         motion model: on the drifting reference model's rollouts (entities that change while out
         of view) anchors to the changed scene were measured 3-20 degrees off where the motion
         model was within 1 degree.
+        A blank frame is also one with under ``_MIN_CONTENT`` of content off its fill colour (a
+        strip of a few pixels aligns anywhere): it is not measured, and is marked unanchored.
         The chain after a gap is a new segment whose orientation is unknown: its first content
-        frame, and every ``_LOOP_EVERY``-th one after it until one succeeds, is aligned to frame 0
-        and then to the keyframes nearest its dead-reckoned orientation (``_KeyframeMatcher``);
-        the first verified alignment re-anchors the whole segment rigidly. Within an anchored
-        segment, a frame back within ``loop_closure_deg`` of frame 0 after the camera has been
-        away (beyond twice that angle) is aligned to frame 0 (every ``_LOOP_EVERY``-th such
-        frame): the classic loop closure. Keyframes: frame 0 and every ``_KEYFRAME_EVERY``-th
-        distinct content frame of an anchored segment. Every alignment becomes a constraint of
+        frame, and every ``_LOOP_EVERY``-th one after it, is aligned to frame 0 and then to the
+        keyframes nearest its dead-reckoned orientation (``_KeyframeMatcher``); two verified
+        alignments whose corrections agree within ``_ANCHOR_AGREE_DEG`` re-anchor the whole
+        segment rigidly (one frame's word, such as a flash of another view, is not enough); a
+        segment that ends with a single uncontradicted alignment takes it, and one that ends
+        unplaced keeps its dead reckoning, its frames marked (``Diagnostics.unanchored``).
+        Within an anchored segment, a frame back within ``loop_closure_deg`` of frame 0 after
+        the camera has been away (beyond twice that angle), or one that resembles frame 0
+        unwarped (after a gap or such an excursion), is aligned to frame 0 (every
+        ``_LOOP_EVERY``-th such frame): the classic loop closure. Keyframes: frame 0 and every
+        ``_KEYFRAME_EVERY``-th distinct content frame of an anchored segment. Every alignment becomes a constraint of
         a rotation pose graph (``_pose_graph``), where a gap step is a weak edge: its correction
         is spread evenly over the gap's steps, the others' in proportion to their angle.
         """
@@ -786,17 +827,37 @@ class FeatureMatchingCamera:
         correction = np.eye(3)  # of the current segment's chain
         keyframes = {0: np.eye(3)}  # frame -> orientation
         anchors = []  # (frame t, keyframe k, R_k^T R_t)
+        unanchored = np.array(blank, bool)
+        # (anchor, correction, sole): a re-anchoring that awaits a second, agreeing one; ``sole``
+        # while no other alignment of the segment contradicted it
+        pending = None
         anchored, away, since, segment_start, distinct = True, False, _LOOP_EVERY, 0, 0
+
+        def end_segment(end: int) -> None:
+            """A segment that ends unplaced takes its one alignment if nothing contradicted it
+            (a frozen view that snaps back shows one distinct frame), else stays marked."""
+            nonlocal correction, anchored
+            if not anchored and pending is not None and pending[2]:
+                anchors.append(pending[0])
+                correction = pending[1]
+                estimate[segment_start:end] = correction @ rotations[segment_start:end]
+                anchored = True
+                diag.reanchored += 1
+            unanchored[segment_start:end] |= not anchored
+
         for t in range(1, T):
             if diag.gap[t - 1]:
-                anchored, since, segment_start = False, _LOOP_EVERY, t
+                end_segment(t)
+                anchored, since, segment_start, pending = False, _LOOP_EVERY, t, None
             estimate[t] = correction @ rotations[t]
             if still[t - 1] or blank[t]:
                 continue
             since += 1
             angle = math.degrees(np.linalg.norm(_log(estimate[t])))
             away |= anchored and angle > 2 * self.loop_closure_deg
-            if since < _LOOP_EVERY or (anchored and not (away and angle <= self.loop_closure_deg)):
+            back = away and angle <= self.loop_closure_deg
+            if since < _LOOP_EVERY or (anchored and not (back or (
+                    (away or segment_start > 0) and matcher.resembles(0, t)))):
                 candidates = []
             elif anchored:
                 candidates = [0]
@@ -808,19 +869,28 @@ class FeatureMatchingCamera:
                 M = matcher.match(k, t, keyframes[k].T @ estimate[t])
                 if M is None:
                     continue
-                anchors.append((t, k, M))
                 since = 0
-                if not anchored:
-                    correction = keyframes[k] @ M @ rotations[t].T
-                    estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
-                    anchored = True
-                    diag.reanchored += 1
+                if anchored:
+                    anchors.append((t, k, M))
+                    break
+                found = keyframes[k] @ M @ rotations[t].T
+                if pending is None or math.degrees(np.linalg.norm(
+                        _log(pending[1].T @ found))) > _ANCHOR_AGREE_DEG:
+                    pending = ((t, k, M), found, pending is None)  # one frame's word: wait
+                    break
+                anchors += [pending[0], (t, k, M)]
+                correction = found
+                estimate[segment_start:t + 1] = correction @ rotations[segment_start:t + 1]
+                anchored, pending = True, None
+                diag.reanchored += 1
                 break
             if candidates and not anchored:
-                since = 0  # no keyframe matched: the next attempt _LOOP_EVERY frames on
+                since = 0  # not placed yet: the next attempt _LOOP_EVERY frames on
             distinct += 1
             if anchored and distinct >= _KEYFRAME_EVERY:
                 keyframes[t], distinct = estimate[t], 0
+        end_segment(T)
+        diag.unanchored = unanchored.tolist()
         diag.loop_closures = len(anchors)
         if not anchors:
             return estimate
@@ -868,6 +938,27 @@ def _checked(frames, K) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"K must be a (3, 3) pinhole matrix [[fx, s, cx], [0, fy, cy], [0, 0, 1]]"
                          f" with fx, fy > 0, got {K.tolist()}")
     return frames, K
+
+
+def _content(grey) -> float:
+    """Fraction of a grey uint8 frame off its fill: farther than ``_FILL_TOLERANCE`` levels
+    from its commonest level (black or a uniform colour where a model shows nothing)."""
+    fill = int(np.argmax(np.bincount(grey.ravel(), minlength=256)))
+    return float(np.mean(np.abs(grey.astype(np.int16) - fill) > _FILL_TOLERANCE))
+
+
+def _working_resolution(frames, K) -> tuple[np.ndarray, np.ndarray]:
+    """The frames area-averaged down to at most ``_WORKING_PIXELS`` pixels (aspect kept; never
+    up), and K for them: the estimator's pixel-scale choices (blurs, Huber, windows, priors) were
+    measured at 128x96, and poses do not depend on the image size."""
+    height, width = frames.shape[1:3]
+    scale = math.sqrt(_WORKING_PIXELS / (width * height))
+    if scale >= 1.0:
+        return frames, K
+    size = (max(16, round(width * scale)), max(16, round(height * scale)))
+    small = np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames])
+    # continuous pixel coordinates (centres at +0.5) scale with the image
+    return small, np.diag([size[0] / width, size[1] / height, 1.0]) @ K
 
 
 # ---------------------------------------------------------------------------------------------
