@@ -2,7 +2,7 @@ import re
 
 import numpy as np
 import pytest
-from worldmemory.common.video import read_video, write_video, write_webm
+from worldmemory.common.video import read_video, read_video_at, write_video, write_webm
 
 
 def test_round_trip_is_bit_exact(tmp_path):
@@ -66,3 +66,36 @@ def test_a_webm_for_the_annotation_pages_decodes_to_its_frames(tmp_path):
     write_webm(tmp_path / "clip.webm", frames, fps=8)
     decoded = read_video(tmp_path / "clip.webm")
     assert decoded.shape == frames.shape and np.abs(decoded.astype(int) - frames).max() <= 8
+
+
+def test_a_video_read_at_a_smaller_size_averages_each_block(tmp_path):
+    """Known answer: a 64 x 48 video upscaled 2x by repeating each pixel reads back at 64 x 48 as
+    itself (area resampling: each output pixel the mean of its 2 x 2 block); at its own size it
+    is read as decoded."""
+    frames = np.random.default_rng(1).integers(0, 256, size=(3, 48, 64, 3), dtype=np.uint8)
+    write_video(tmp_path / "big.mkv", frames.repeat(2, axis=1).repeat(2, axis=2), fps=8.0)
+    assert np.array_equal(read_video_at(tmp_path / "big.mkv", 64, 48), frames)
+    write_video(tmp_path / "same.mkv", frames, fps=8.0)
+    assert np.array_equal(read_video_at(tmp_path / "same.mkv", 64, 48), frames)
+
+
+def test_a_video_above_32767_pixels_is_read_at_the_case_size(tmp_path):
+    """832 x 480 (the papers' models' size, 399,360 pixels; OpenCV's remap stops at 32,767 a
+    side) read at 128 x 96, another aspect: each output pixel the mean of the input pixels it
+    covers (6.5 x 5 of them), as cv2.INTER_AREA computes it."""
+    import cv2
+
+    frames = np.random.default_rng(2).integers(0, 256, size=(2, 480, 832, 3), dtype=np.uint8)
+    write_video(tmp_path / "wide.mkv", frames, fps=8.0)
+    read = read_video_at(tmp_path / "wide.mkv", 128, 96)
+    assert read.shape == (2, 96, 128, 3)
+    assert np.array_equal(read, np.stack([cv2.resize(f, (128, 96), interpolation=cv2.INTER_AREA) for f in frames]))
+    block = frames[0, 10:15].astype(float)  # rows 10-14 are output row 2; columns 0-6.5 are output column 0
+    expected = (block[:, :6].sum((0, 1)) + 0.5 * block[:, 6].sum(0)) / (5 * 6.5)
+    assert np.abs(read[0, 2, 0] - expected).max() <= 1
+
+
+def test_a_video_read_at_no_size_names_the_file(tmp_path):
+    write_video(tmp_path / "v.mkv", np.zeros((1, 8, 8, 3), np.uint8), fps=8.0)
+    with pytest.raises(ValueError, match="v.mkv"):
+        read_video_at(tmp_path / "v.mkv", 0, 8)

@@ -113,6 +113,25 @@ def read_video(path: str | os.PathLike, frames=None) -> np.ndarray:
         return _read_with_ffmpeg(path)[indices]
 
 
+def read_video_at(path: str | os.PathLike, width: int, height: int) -> np.ndarray:
+    """Every frame of ``path`` (read_video) at ``width`` x ``height``: [T,height,width,3] uint8 RGB.
+
+    A model may generate at any resolution; the benchmarks compare its frames pixel by pixel with
+    the case's (reference masks, conditioning frames), so its video is read at the case's size.
+    Frames of another size are resampled by area averaging (``cv2.INTER_AREA``: each output pixel
+    the mean of the input pixels it covers, no aliasing when shrinking; bilinear when enlarging);
+    frames of that size are returned as decoded.
+    """
+    frames = read_video(path)
+    if width < 1 or height < 1:
+        raise ValueError(f"read_video_at({path}): width and height must be >= 1, got {width} x {height}")
+    if frames.shape[1:3] == (height, width):
+        return frames
+    import cv2  # only a video of another size pays the import
+
+    return np.stack([cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA) for f in frames])
+
+
 def video_shape(path: str | os.PathLike) -> tuple[int, int, int]:
     """(frames, height, width) of ``path`` without decoding more than its first frame."""
     path = Path(path)

@@ -891,10 +891,25 @@ def locate(frame: np.ndarray, reference_frame: np.ndarray, reference_mask: np.nd
     if best is None or best_cc < min_correlation:
         return empty
     seed = anchor.mask_in(best, (w, h))
+    if not _stands_out(frame, seed, reference_frame, mask):
+        return empty  # only its neighbourhood matched: where the target was painted out, background
     if best_cc >= k.skip_align:  # the reference's own pixels: GrabCut could only lose
         return seed
     refined, _ = k._grabcut(raw, seed, k.band, 1)
     return refined if refined.sum() >= min_pixels and _iou(refined, seed) >= k.accept_same else seed
+
+
+def _stands_out(frame, mask, reference_frame, reference_mask, ring: int = 4) -> bool:
+    """Whether ``frame`` shows under ``mask`` something of the reference target's colour: the mean
+    colour there is nearer to the target's (under ``reference_mask`` in ``reference_frame``) than
+    to that of the ``ring`` px around it. A neighbourhood matched where the target was painted
+    out (or never drawn) shows its background there, the colour of its surroundings."""
+    around = cv2.dilate(mask.astype(np.uint8), np.ones((2 * ring + 1, 2 * ring + 1), np.uint8)).astype(bool) & ~mask
+    if not around.any():
+        return True  # the target fills the frame: nothing to stand out from
+    here = frame[mask].mean(axis=0)
+    return bool(np.linalg.norm(here - reference_frame[reference_mask].mean(axis=0))
+                < np.linalg.norm(here - frame[around].mean(axis=0)))
 
 
 def _template_starts(reference_frame, anchor: _Anchor, frame) -> list[np.ndarray]:
