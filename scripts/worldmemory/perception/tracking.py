@@ -126,7 +126,16 @@ registration (RANSAC homography) or, failing that, by normalised cross-correlati
 matching of the target's neighbourhood (``cv2.matchTemplate``); the match is refined by ECC
 (kept only where it correlates better than its start: on a compressed frame ECC can slide off),
 verified by its correlation and the mask refined by GrabCut as above (not when the match is the
-reference's own pixels, correlation >= ``skip_align``: GrabCut could only lose). Both frames are
+reference's own pixels, correlation >= ``skip_align``: GrabCut could only lose). The found place
+must also show the target, not only its neighbourhood: its mean colour must be nearer to the
+reference target's than to that of the 4 px around it (``_stands_out``), else nothing is found.
+A target painted out (its background drawn over it) leaves a neighbourhood that correlates as
+well as before, and a start there would follow a patch of wall; a target faded to opacity a
+passes this test only for a > 1/2 (its colour is a t + (1 - a) b). On the embedded default's
+first frames the test separates: a drawn target's colour differs from the reference's by 4-19
+(RGB distance; H.264 crf 40 included) while it stands 24-37 from its surroundings (but one small
+target that H.264 crf 40 smeared into its wall, 16 against 3: not found there); a painted-out
+place differs from the target by 25-76 and from its surroundings by 1-23. Both frames are
 smoothed by ``smooth`` px: the generated frame may be degraded, the reference is not. The paper
 matches DINO features; these are the non-learned stand-in.
 """
