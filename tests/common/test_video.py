@@ -82,3 +82,25 @@ def test_read_video_at_brings_any_size_to_the_case_size(tmp_path):
     small = read_video_at(tmp_path / "same.mkv", 64, 48)
     assert small.shape == (40, 48, 64, 3) and small.dtype == np.uint8
     assert read_video_at(tmp_path / "same.mkv", 256, 192).shape == (40, 192, 256, 3)
+
+
+def test_a_video_above_32767_pixels_is_read_at_the_case_size(tmp_path):
+    """832 x 480 (the papers' models' size, 399,360 pixels; OpenCV's remap stops at 32,767 a
+    side) read at 128 x 96, another aspect: each output pixel the mean of the input pixels it
+    covers (6.5 x 5 of them), as cv2.INTER_AREA computes it."""
+    import cv2
+
+    frames = np.random.default_rng(2).integers(0, 256, size=(2, 480, 832, 3), dtype=np.uint8)
+    write_video(tmp_path / "wide.mkv", frames, fps=8.0)
+    read = read_video_at(tmp_path / "wide.mkv", 128, 96)
+    assert read.shape == (2, 96, 128, 3)
+    assert np.array_equal(read, np.stack([cv2.resize(f, (128, 96), interpolation=cv2.INTER_AREA) for f in frames]))
+    block = frames[0, 10:15].astype(float)  # rows 10-14 are output row 2; columns 0-6.5 are output column 0
+    expected = (block[:, :6].sum((0, 1)) + 0.5 * block[:, 6].sum(0)) / (5 * 6.5)
+    assert np.abs(read[0, 2, 0] - expected).max() <= 1
+
+
+def test_a_video_read_at_no_size_names_the_file(tmp_path):
+    write_video(tmp_path / "v.mkv", np.zeros((1, 8, 8, 3), np.uint8), fps=8.0)
+    with pytest.raises(ValueError, match="v.mkv"):
+        read_video_at(tmp_path / "v.mkv", 0, 8)

@@ -119,6 +119,8 @@ def read_video_at(path: str | os.PathLike, width: int, height: int) -> np.ndarra
     never depends on the size the model chose (docs/perception.md, "Any resolution"). Shrinking
     averages areas (an upsampled video comes back to its source within rounding), enlarging is
     bilinear; the frames are resized in chunks, so a long 1080p video never sits decoded whole."""
+    if width < 1 or height < 1:
+        raise ValueError(f"read_video_at({path}): width and height must be >= 1, got {width} x {height}")
     shape = video_shape(path)
     if shape[1:] == (height, width):
         return read_video(path)

@@ -132,7 +132,16 @@ registration (RANSAC homography) or, failing that, by normalised cross-correlati
 matching of the target's neighbourhood (``cv2.matchTemplate``); the match is refined by ECC
 (kept only where it correlates better than its start: on a compressed frame ECC can slide off),
 verified by its correlation and the mask refined by GrabCut as above (not when the match is the
-reference's own pixels, correlation >= ``skip_align``: GrabCut could only lose). Both frames are
+reference's own pixels, correlation >= ``skip_align``: GrabCut could only lose). The found place
+must also show the target, not only its neighbourhood: its mean colour must be nearer to the
+reference target's than to that of the 4 px around it (``_stands_out``), else nothing is found.
+A target painted out (its background drawn over it) leaves a neighbourhood that correlates as
+well as before, and a start there would follow a patch of wall; a target faded to opacity a
+passes this test only for a > 1/2 (its colour is a t + (1 - a) b). On the embedded default's
+first frames the test separates: a drawn target's colour differs from the reference's by 4-19
+(RGB distance; H.264 crf 40 included) while it stands 24-37 from its surroundings (but one small
+target that H.264 crf 40 smeared into its wall, 16 against 3: not found there); a painted-out
+place differs from the target by 25-76 and from its surroundings by 1-23. Both frames are
 smoothed by ``smooth`` px: the generated frame may be degraded, the reference is not. The paper
 matches DINO features; these are the non-learned stand-in.
 """
@@ -947,6 +956,8 @@ def locate(frame: np.ndarray, reference_frame: np.ndarray, reference_mask: np.nd
     if best is None or best_cc < min_correlation:
         return empty
     seed = best[0].mask_in(best[1], (w, h))
+    if not _stands_out(frame, seed, reference_frame, mask):
+        return empty  # only its neighbourhood matched: where the target was painted out, background
     if best_cc >= k.skip_align:  # the reference's own pixels: GrabCut could only lose
         return seed
     refined, _ = k._grabcut(raw, seed, k.band, 1)
@@ -988,6 +999,19 @@ def find_target(frames: np.ndarray, candidates, reference_frame: np.ndarray, ref
             if found.sum() >= k.min_pixels and _contrast_kept(frames[t], found, reference_frame, mask):
                 return t, found
     return 0, np.zeros(mask.shape, dtype=bool)
+
+
+def _stands_out(frame, mask, reference_frame, reference_mask, ring: int = 4) -> bool:
+    """Whether ``frame`` shows under ``mask`` something of the reference target's colour: the mean
+    colour there is nearer to the target's (under ``reference_mask`` in ``reference_frame``) than
+    to that of the ``ring`` px around it. A neighbourhood matched where the target was painted
+    out (or never drawn) shows its background there, the colour of its surroundings."""
+    around = cv2.dilate(mask.astype(np.uint8), np.ones((2 * ring + 1, 2 * ring + 1), np.uint8)).astype(bool) & ~mask
+    if not around.any():
+        return True  # the target fills the frame: nothing to stand out from
+    here = frame[mask].mean(axis=0)
+    return bool(np.linalg.norm(here - reference_frame[reference_mask].mean(axis=0))
+                < np.linalg.norm(here - frame[around].mean(axis=0)))
 
 
 def _template_starts(reference_frame, anchor: _Anchor, frame, which: str = "ring") -> list[np.ndarray]:

@@ -9,8 +9,10 @@ configured capability (perception.store), the tracker first, since the judge rea
 
 ``tracking`` (Method 2): the reference target is found in the generated video's first frame by
 matching its appearance in the reference camera's first frame (the paper matches DINO features;
-perception.tracking.locate), then tracked through the video; field ``masks`` (T, H, W) per
-sequence.
+perception.tracking.locate), then tracked through the video; a first frame without the target
+starts nothing, and the first later frame that shows it (matched to the reference's frame of the
+same time) starts the track (``track_sequence``); field ``masks`` (T, H, W) per sequence. The
+model's video is read at the reference camera's size (perception.read_generated).
 
 ``judge`` (Method 2): in every frame where the tracker (the model's cached ``tracking.npz``, read
 from ``--estimates``) has a valid mask, whether the tracked crop shows the same entity as the
@@ -37,7 +39,7 @@ from worldmemory.common.video import read_video
 from worldmemory.perception import registry
 from worldmemory.perception.judge import mask_crop, parse_yes_no, same_entity_prompt
 from worldmemory.perception.store import load_estimates, save_estimates
-from worldmemory.persistbench.perception import MIN_PIXELS
+from worldmemory.persistbench.perception import MIN_PIXELS, read_generated
 from worldmemory.persistbench.sequences import load_sequences
 
 CAPABILITIES = ("tracking", "judge")
@@ -106,7 +108,7 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
     for seq_dir in seq_dirs:
         seq = json.loads((seq_dir / "sequence.json").read_text())
         start = time.perf_counter()
-        generated = read_video(root / rollouts[seq["id"]]["video"])
+        generated = read_generated(root / rollouts[seq["id"]]["video"], seq)
         reference = read_video(seq_dir / "reference.mkv")
         with np.load(seq_dir / "views.npz") as views:
             reference_masks = views["reference_instance"] == seq["target_instance"]
@@ -124,13 +126,22 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
 
 
 def track_sequence(tracker, generated, reference, reference_masks) -> np.ndarray:
-    """Method 2's tracking of a generated video: the reference target found in its first frame
-    (perception.tracking.locate, the stand-in for DINO matching), then followed by ``tracker``;
-    (T, H, W) bool masks."""
+    """Method 2's tracking of a generated video, (T, H, W) bool masks: the reference target found
+    in its first frame (perception.tracking.locate, the stand-in for DINO matching to the
+    reference camera's target), then followed by ``tracker``. A frame where the target has no
+    mask (not found yet, or lost: the model had it out of view, blank, or gone for a while) is a
+    new start: the target is looked for there by its look in the reference's frame of the same
+    time, and followed from there if found (the frames after it take the new track)."""
     from worldmemory.perception.tracking import locate  # OpenCV: the judge's jobs need none of it
 
-    first = locate(generated[0], reference[0], reference_masks[0], min_pixels=MIN_PIXELS)
-    return tracker.track(generated, first).astype(bool)
+    masks = np.zeros(generated.shape[:3], dtype=bool)
+    for t, (frame, ref, ref_mask) in enumerate(zip(generated, reference, reference_masks)):
+        if masks[t].sum() >= MIN_PIXELS or ref_mask.sum() < MIN_PIXELS:
+            continue
+        first = locate(frame, ref, ref_mask, min_pixels=MIN_PIXELS)
+        if first.sum() >= MIN_PIXELS:
+            masks[t:] = np.asarray(tracker.track(generated, first, start=t), dtype=bool)[t:]
+    return masks
 
 
 def _same_entity_judge(backend, reference, reference_masks, generated, masks):

@@ -40,6 +40,7 @@ from worldmemory.persistbench.perception import (
     EstimatedPerception,
     OraclePerception,
     estimated_sources,
+    read_generated,
 )
 from worldmemory.persistbench.sequences import load_sequences
 
@@ -94,7 +95,7 @@ def score_rollout(seq: dict, seq_dir: Path, root: Path, manifest: dict, entry: d
     else:
         perception = EstimatedPerception(estimates or estimated_sources({}, None), seq["id"])
     try:
-        per_frame = frame_scores(read_video(root / entry["video"]), seq, seq_dir.parent, ref_masks,
+        per_frame = frame_scores(read_generated(root / entry["video"], seq), seq, seq_dir.parent, ref_masks,
                                  perception, backend, alpha, min_pixels)
         rows = metrics.sequence_rows(per_frame, visible)
     except Unavailable as e:
@@ -119,7 +120,8 @@ def frame_scores(generated, seq: dict, seq_root: Path, ref_masks, perception, ba
     reference = read_video(seq_root / seq["id"] / "reference.mkv")
     if generated.shape != reference.shape:
         raise ValueError(f"{seq['id']}: generated video {generated.shape} != reference "
-                         f"{reference.shape}")
+                         f"{reference.shape}; read it with read_generated (the reference's size) and "
+                         "give it one frame per reference frame")
     same_entity = perception.same_entity(generated, reference, pred_masks, ref_masks)
     tracked = pred_masks.sum(axis=(1, 2)) >= min_pixels
     return metrics.frame_scores(tracked, same_entity, pred_masks, ref_masks,
