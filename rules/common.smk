@@ -302,9 +302,13 @@ def unit_constraint(units):
     return "|".join(re.escape(u) for u in units) or "^$"
 
 
-def clean_replays(runs):
-    """The plain replays of ``runs`` (the main job's agreement table), sorted."""
-    return sorted(run for run, spec in runs.items() if spec.get("degradation") == "clean")
+def agreement_replays(study, runs, recipes):
+    """The replays of ``runs`` degraded by one of ``recipes`` ("clean": the main job's agreement
+    table), sorted; none with the study's ``agreement`` off (the stress gallery's reference rows
+    are replays too, made for stress.csv alone)."""
+    if not config[study]["agreement"]:
+        return []
+    return sorted(run for run, spec in runs.items() if spec.get("degradation") in recipes)
 
 
 def replayed_unit(runs, study, unit):

@@ -9,8 +9,10 @@ PB = config["persistbench"]
 PB_MODELS = PB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 PB_RUNS = benchmark_runs("persistbench")
-PB_REPLAYS = clean_replays(PB_RUNS)  # perception_agreement.csv (main job)
-PB_ALL_REPLAYS = sorted(run for run, spec in PB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
+PB_REPLAYS = agreement_replays("persistbench", PB_RUNS, ["clean"])  # perception_agreement.csv (main job)
+PB_ALL_REPLAYS = agreement_replays(
+    "persistbench", PB_RUNS, ["clean", *PB["agreement_degradations"]]
+)  # ..._degraded.csv
 PB_STRESS = stress_runs(PB_RUNS)  # stress.csv (outside the main job): stress model -> run
 PB_STRESS_REFERENCES = stress_reference_runs("persistbench")  # its reference rows -> their runs
 PB_ESTIMATED = sorted(run for run, spec in PB_RUNS.items() if spec["kind"] == "external")

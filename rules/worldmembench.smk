@@ -11,8 +11,10 @@ WMB = config["worldmembench"]
 WMB_MODELS = WMB["models"]
 # the models, plus each reference model replayed as an external model (perception agreement)
 WMB_RUNS = benchmark_runs("worldmembench")
-WMB_REPLAYS = clean_replays(WMB_RUNS)  # perception_agreement.csv (main job)
-WMB_ALL_REPLAYS = sorted(run for run, spec in WMB_RUNS.items() if "replays" in spec)  # ..._degraded.csv
+WMB_REPLAYS = agreement_replays("worldmembench", WMB_RUNS, ["clean"])  # perception_agreement.csv (main job)
+WMB_ALL_REPLAYS = agreement_replays(
+    "worldmembench", WMB_RUNS, ["clean", *WMB["agreement_degradations"]]
+)  # ..._degraded.csv
 WMB_STRESS = stress_runs(WMB_RUNS)  # stress.csv (outside the main job): stress model -> run
 WMB_STRESS_REFERENCES = stress_reference_runs("worldmembench")  # its reference rows -> their runs
 WMB_CASES = worldmembench_cases()  # case id -> family, trajectories (sorted by id)
@@ -487,6 +489,7 @@ use rule worldmembench_agreement as worldmembench_agreement_degraded with:
 
 # The stress gallery: each stress model's readings against what the estimators should read
 # (worldmemory/external/stress.py, docs/perception.md "Stress gallery"): outside the main job.
+# torch.yaml: its transforms' module (external/stress.py) reads videos in the functions it does not use
 rule worldmembench_stress:
     input:
         scores=score_files(
@@ -520,7 +523,7 @@ rule worldmembench_stress:
     benchmark:
         benchmark_tsv("worldmembench/stress")
     conda:
-        "../envs/core.yaml"
+        "../envs/torch.yaml"
     threads: 1
     resources:
         mem_mb=2000,

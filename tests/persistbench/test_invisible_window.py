@@ -30,8 +30,9 @@ from worldmemory.persistbench import prepare as pp
 from worldmemory.persistbench.camera_paths import PathParams, Schedule
 from worldmemory.persistbench.input_copy import sequence_row
 from worldmemory.persistbench.perceive import track_sequence
-from worldmemory.persistbench.perception import MIN_PIXELS, read_generated
+from worldmemory.persistbench.perception import MIN_PIXELS
 from worldmemory.persistbench.reference_models import run_reference
+from worldmemory.persistbench.sequences import read_generated
 from worldmemory.report.agreement import mask_ious
 
 N_FRAMES, START, END = 48, 16, 32  # the embedded default's schedule and view size
@@ -183,7 +184,7 @@ def test_the_omniscient_keeps_the_masks_of_one_track_from_its_first_frame(sequen
 
 def test_a_video_at_another_size_is_read_at_the_reference_size(sequences, models, tmp_path):
     """The omniscient at twice the reference's size (each pixel repeated) is read back as the
-    omniscient (perception.read_generated: area resampling), so it is perceived the same."""
+    omniscient (sequences.read_generated: area resampling), so it is perceived the same."""
     seq = next(iter(sequences.values()))
     frames = models[seq["id"]]["omniscient"][0]
     write_video(tmp_path / "big.mkv", frames.repeat(2, axis=1).repeat(2, axis=2), fps=8.0)

@@ -259,14 +259,17 @@ def fuzz_base(tmp_path: Path) -> dict:
             c[study]["perception"] = {capability: estimator(f"{study}-{capability}", "none", *FILE_OPTIONS)
                                       for capability in capabilities}
             c[study]["features"] = estimator(f"{study}-features", "dinov2")
-            c[study]["models"]["external"] = {"kind": "external", "command": command, "paper_name": "Some Model"}
+            c[study]["models"]["external"] = {"kind": "external", "command": command, "paper_name": "Some Model",
+                                              "version": "1", "files": [str(files / FILE_OPTIONS[0])]}
+            c[study]["stress"] = {"models": ["black" if study == "persistbench" else "frozen"]}
         c["persistbench"]["sequences"]["schedule"] = {"shape": "visible-invisible-visible"}
         c["worldmembench"]["figures"] = {"cases": ["human_000"], "models": ["omniscient"],
                                          "trajectories": {"human_000": "LRLR"}}
         c["worldmembench"]["comparisons"] = {"drift_rate": {
             "models": ["drift-slow", "drifting"], "baseline": "drifting", "paper_names": {"drifting": "FullKV"},
             "variants": {"drift-slow": {"kind": "reference", "reference": "drifting", "params": {"rate": 0.01}},
-                         "still": {"kind": "external", "paper_name": "Some Model", "command": (
+                         "still": {"kind": "external", "paper_name": "Some Model", "version": "1",
+                                   "files": [str(files / FILE_OPTIONS[0])], "command": (
                              "python -m worldmemory.worldmembench.still_model --request {request}")}}}}
         for part in ("static", "dynamic"):
             (tmp_path / "exports" / part).mkdir(parents=True)

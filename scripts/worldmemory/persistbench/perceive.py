@@ -12,7 +12,7 @@ matching its appearance in the reference camera's first frame (the paper matches
 perception.tracking.locate), then tracked through the video; a first frame without the target
 starts nothing, and the first later frame that shows it (matched to the reference's frame of the
 same time) starts the track (``track_sequence``); field ``masks`` (T, H, W) per sequence. The
-model's video is read at the reference camera's size (perception.read_generated).
+model's video is read at the reference camera's size (sequences.read_generated).
 
 ``judge`` (Method 2): in every frame where the tracker (the model's cached ``tracking.npz``, read
 from ``--estimates``) has a valid mask, whether the tracked crop shows the same entity as the
@@ -39,8 +39,8 @@ from worldmemory.common.video import read_video
 from worldmemory.perception import registry
 from worldmemory.perception.judge import mask_crop, parse_yes_no, same_entity_prompt
 from worldmemory.perception.store import load_estimates, save_estimates
-from worldmemory.persistbench.perception import MIN_PIXELS, read_generated
-from worldmemory.persistbench.sequences import load_sequences
+from worldmemory.persistbench.perception import MIN_PIXELS
+from worldmemory.persistbench.sequences import load_sequences, read_generated
 
 CAPABILITIES = ("tracking", "judge")
 JUDGE_STRIDE = 8  # tracked frames between two judged ones before bisection (adaptive_judgements)

@@ -8,9 +8,6 @@ reference crop with the generated crop); Cont and App read the tracker's masks.
     tracker) and whether the drawn target is the reference one (the judge).
   * ``EstimatedPerception``: the masks and judgements the perception jobs cached (perceive.py)
     and, for a capability configured as ``none``, Unavailable with the reason naming its config key.
-
-Both read a model's video at the reference camera's size (``read_generated``): a model may
-generate at any resolution (area resampling, common.video.read_video_at).
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from typing import Protocol
 
 import numpy as np
 
-from worldmemory.common.video import read_video_at
 from worldmemory.perception.store import CachedView, cached_sources
 
 CAPABILITIES = ("tracking", "judge")
@@ -65,10 +61,3 @@ class EstimatedPerception(CachedView):
 def estimated_sources(backends: dict[str, str], directory) -> dict:
     """The cached estimates (or reasons) of the tracker and the judge."""
     return cached_sources(CAPABILITIES, backends, directory, CONFIG_KEY)
-
-
-def read_generated(path, seq: dict) -> np.ndarray:
-    """A model's video of sequence ``seq`` at the reference camera's size (``cameras`` width and
-    height; common.video.read_video_at): a model may generate at any resolution, and its frames
-    are compared pixel by pixel with the reference's masks."""
-    return read_video_at(path, seq["cameras"]["width"], seq["cameras"]["height"])

@@ -40,9 +40,8 @@ from worldmemory.persistbench.perception import (
     EstimatedPerception,
     OraclePerception,
     estimated_sources,
-    read_generated,
 )
-from worldmemory.persistbench.sequences import load_sequences
+from worldmemory.persistbench.sequences import load_sequences, read_generated
 
 
 def score_model(sequences_dir, rollouts_dir, backend, alpha: float = metrics.ALPHA,

@@ -9,6 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
+from worldmemory.common.video import read_video_at
+
 
 def load_sequences(directory) -> tuple[list[dict], Path]:
     """The kept sequences' sequence.json contents, in manifest order, and the directory."""
@@ -16,3 +20,10 @@ def load_sequences(directory) -> tuple[list[dict], Path]:
     manifest = json.loads((directory / "manifest.json").read_text())
     return ([json.loads((directory / s["id"] / "sequence.json").read_text())
              for s in manifest["sequences"]], directory)
+
+
+def read_generated(path, seq: dict) -> np.ndarray:
+    """A model's video of sequence ``seq`` at the reference camera's size (``cameras`` width and
+    height; common.video.read_video_at): a model may generate at any resolution, and its frames
+    are compared pixel by pixel with the reference's masks (perception and scoring both read it so)."""
+    return read_video_at(path, seq["cameras"]["width"], seq["cameras"]["height"])
