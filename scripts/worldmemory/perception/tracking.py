@@ -207,16 +207,18 @@ def _same_contrast(region: np.ndarray, look: np.ndarray, weights: np.ndarray, fa
     return bool(b > 0 and 1 / factor <= a / b <= factor)
 
 
-def _contrast_kept(image, mask, reference, reference_mask, factor: float = 2.0) -> bool:
+def _contrast_kept(image, mask, reference, reference_mask, factor: float = 2.0, floor: float = 4.0) -> bool:
     """Whether the grey standard deviation of ``image`` inside ``mask`` (eroded by 2 px) is within
     ``factor`` of ``reference``'s inside ``reference_mask`` (the target's own pixels: a
-    silhouette painted flat keeps the outline that a correlation of its neighbourhood reads)."""
+    silhouette painted flat keeps the outline that a correlation of its neighbourhood reads).
+    Each is taken as sqrt(std^2 + ``floor``^2): contrast below ``floor`` grey levels (a flat
+    target, or the noise a generator adds to one) tells nothing either way."""
     def inside(m):
         eroded = cv2.erode(np.asarray(m, np.uint8), np.ones((5, 5), np.uint8)) > 0
         return eroded if eroded.sum() >= 4 else np.asarray(m, bool)
-    a, b = (np.asarray(x, np.float32).mean(axis=-1)[inside(m)].std()
+    a, b = (np.hypot(np.asarray(x, np.float32).mean(axis=-1)[inside(m)].std(), floor)
             for x, m in ((image, mask), (reference, reference_mask)))
-    return bool(b > 0 and 1 / factor <= a / b <= factor)
+    return bool(1 / factor <= a / b <= factor)
 
 
 def _normalised(H: np.ndarray) -> np.ndarray:
@@ -987,16 +989,20 @@ def find_target(frames: np.ndarray, candidates, reference_frame: np.ndarray, ref
                          f"must have the frames' size {frames.shape[1:3]}; resize them first")
     k = tracker if isinstance(tracker, FlowTracker) else FlowTracker()
     if mask.any():
-        anchor = _Anchor(0, reference_frame, cv2.cvtColor(np.ascontiguousarray(reference_frame),
-                                                          cv2.COLOR_RGB2GRAY), mask, k.template_margin)
+        # both read through the tracker's smoothing, as locate reads them: a generator's noise
+        # and blocking must not decide whether the target is there
+        reference = _smoothed(reference_frame, k.smooth)
+        anchor = _Anchor(0, reference, cv2.cvtColor(np.ascontiguousarray(reference), cv2.COLOR_RGB2GRAY), mask,
+                         k.template_margin)
         for t in candidates:
-            image = frames[t].astype(np.float32)
+            frame = _smoothed(frames[t], k.smooth)
+            image = frame.astype(np.float32)
             if (all(k._score(anchor, image, np.eye(3), which) >= k.same_correlation for which in ("ring", "core"))
-                    and _contrast_kept(frames[t], mask, reference_frame, mask)):
+                    and _contrast_kept(frame, mask, reference, mask)):
                 return t, mask.copy()
             found = locate(frames[t], reference_frame, mask, k.same_correlation, k.min_pixels, k,
                            mirror=True, core_correlation=k.same_correlation)
-            if found.sum() >= k.min_pixels and _contrast_kept(frames[t], found, reference_frame, mask):
+            if found.sum() >= k.min_pixels and _contrast_kept(frame, found, reference, mask):
                 return t, found
     return 0, np.zeros(mask.shape, dtype=bool)
 
