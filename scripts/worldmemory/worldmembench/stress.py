@@ -40,7 +40,8 @@ TRUTH = {"frozen": frozen, "mirrored": mirrored}
 
 def readings(scores) -> dict[str, float]:
     """Column -> reading of one run's score rows (module doc), the tracker's IoU aside."""
-    out = {c: float(table2(scores).iloc[0][c]) for c in COLUMNS_COMPARED}
+    row = table2(scores).iloc[0]
+    out = {c: float(row[c]) for c in COLUMNS_COMPARED}
     out |= {c: float(v) for c, v in departure_shares(scores).iloc[0].drop("model").items()}
     revisits = revisit_scores(scores, REVISIT_TRAJECTORY)
     out |= {f"{r.metric}@R{r.revisit}": float(r.score) for r in revisits.itertuples()}
