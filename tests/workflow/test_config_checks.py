@@ -15,7 +15,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from worldmemory.persistbench.camera_paths import PathParams
-from worldmemory.workflow.config_checks import check_config, trajectory_keywords
+from worldmemory.workflow.config_checks import check_config
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import write_embedded_case
 
@@ -195,7 +195,7 @@ def test_dinov2_existing_directory_is_local(tmp_path, monkeypatch):
 # -- 10. free-form blocks ------------------------------------------------------------------------
 def test_trajectory_keywords_are_what_build_accepts():
     """The derived names are exactly the keyword arguments trajectories.build passes through."""
-    keywords = trajectory_keywords()
+    keywords = tj.keywords()
     assert set(keywords) == set(tj.TRAJECTORIES)
     assert keywords["translation"] >= {"n_frames", "hold_frames", "final_hold_frames", "side"}
     assert "amplitude_deg" in keywords["LRUD"] and "side" not in keywords["LRUD"]
@@ -211,7 +211,7 @@ def test_trajectory_params_typo_names_key_and_valid_keys():
     config = load()
     config["worldmembench"]["trajectory_params"]["n_frame"] = 241
     message = problems(config)
-    valid = set.intersection(*trajectory_keywords().values())
+    valid = set.intersection(*tj.keywords().values())
     assert "worldmembench.trajectory_params.n_frame = 241: unknown key 'n_frame'" in message
     assert ", ".join(sorted(valid)) in message
     assert "did you mean 'n_frames'?" in message

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from snakemake.utils import validate
+from worldmemory.common.limits import MAX_FRAMES
 from worldmemory.persistbench import reference_models as pb_reference
 from worldmemory.persistbench.plan import sequence_plan
 from worldmemory.workflow.config_checks import RESERVED_NAMES, check_config
@@ -72,7 +73,8 @@ def test_trajectory_params_out_of_range_are_refused_before_any_job():
     assert (f"{WMB}.trajectory_params: the LRLR trajectory: n_frames=40 too small for LRLR: needs 32 (V) + 4 "
             "moves x >= 2 + 9 (H) frames") in message
     message = problems(lambda c: c[WMB]["models"]["drifting"].update(trajectory_params={"fps": 0}))
-    assert f"{WMB}.models.drifting.trajectory_params: the LRLR trajectory: fps must be positive, got 0" in message
+    assert (f"{WMB}.models.drifting.trajectory_params: the LRLR trajectory: fps = 0: expected a frame rate in "
+            "[1, 240]") in message
     assert f"{WMB}.trajectory_params:" not in message
     message = problems(lambda c: c[WMB]["trajectory_params"].update(LRUD={"pitch_amplitude_deg": 95}))
     assert "the LRUD trajectory: pitch amplitude must be in (0, 90], got 95" in message
@@ -80,10 +82,13 @@ def test_trajectory_params_out_of_range_are_refused_before_any_job():
 
 
 def test_the_range_check_does_not_render_the_trajectory():
-    """A billion frames is checked in no time: validation runs it on every start."""
+    """The longest trajectory allowed is checked in no time (validation runs it on every start),
+    and a billion frames is refused naming the bound (common.limits)."""
     start = time.perf_counter()
     for name in tj.TRAJECTORIES:
-        tj.check(name, {"n_frames": 10**9})
+        tj.check(name, {name: {"n_frames": MAX_FRAMES}})
+        with pytest.raises(ValueError, match=rf"n_frames = \d+ for {name}: expected at most {MAX_FRAMES} frames"):
+            tj.check(name, {"n_frames": 10**9})
     assert time.perf_counter() - start < 0.5
     with pytest.raises(ValueError, match="too small for LR-Hold"):
         tj.check("LR-Hold", {"n_frames": 90})
@@ -116,7 +121,11 @@ def test_reference_params_of_another_type_or_out_of_range_are_refused(study, mod
     ('{"kind": "static", "target": 1, "fsp": 8}', "fsp = 8: unknown key; expected some of kind, target, "
                                                   "category, fps. Fix: did you mean 'fps'?"),
     ('{"kind": "moving", "target": 1}', "kind = 'moving': expected one of static, dynamic"),
-    ('{"kind": "static", "target": 1, "fps": 0}', "fps = 0: expected a number > 0"),
+    ('{"kind": "static", "target": 1, "fps": 0}', "fps = 0: expected a frame rate in [1, 240]"),
+    ('{"kind": "static", "target": 1, "fps": 1e300}', "fps = 1e+300: expected a frame rate in [1, 240] "
+                                                      "(common/limits.py). Fix: the video's frame rate"),
+    ('{"kind": "static", "target": 1, "fps": 1e-9}', "fps = 1e-09: expected a frame rate in [1, 240] "
+                                                     "(common/limits.py). Fix: the video's frame rate"),
     ('{"kind": "static", "target": 1, "category": 3}', "category = 3: expected a string"),
     ('{"kind": "static", target: 1}', "not a readable JSON file"),
 ])

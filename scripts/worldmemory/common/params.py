@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import types
 import typing
@@ -23,6 +24,15 @@ def expected(value: object, annotation) -> str | None:
         elif isinstance(value, option):
             return None
     return " or ".join(_NAMES.get(o, getattr(o, "__name__", str(o))) for o in options)
+
+
+def unknown_key(key: str, block: dict, name: str, valid, expected: str) -> str:
+    """The problem of ``block[name]``, a key of the mapping at ``key`` that is none of ``valid``
+    (``expected`` says what those are), with the closest valid name as a hint."""
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (f"{key}.{name} = {block[name]!r}: unknown key {name!r}; expected one of {expected}: "
+            f"{', '.join(sorted(valid)) or 'none'}. Fix: {hint}rename or remove it")
 
 
 def param_problem(value: object, default: object, minimum: float | None = None) -> str | None:

@@ -55,7 +55,7 @@ def replay(source: Path, key: str, request_path: Path, recipe: str = CLEAN) -> P
 
 def conditioning_view(rollout: Path, request: dict) -> np.ndarray:
     """(T, H, W) bool: the pixels a model conditioned on the request could show (common.degrade)."""
-    with np.load(rollout / "truth.npz") as truth:
+    with np.load(rollout / "truth.npz", allow_pickle=False) as truth:
         truth = dict(truth)
     if "cameras" in request:  # PersistBench: a shared centre, the input camera's frames so far
         cams = json.loads(Path(request["cameras"]).read_text())

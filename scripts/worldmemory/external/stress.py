@@ -174,7 +174,7 @@ def make(study: str, model: str, sources: dict[str, Path], key: str, request_pat
     else:
         if sequence is None:
             raise ValueError("a PersistBench stress model needs --sequence (the prepared sequence's directory)")
-        with np.load(Path(sequence) / "views.npz") as views:
+        with np.load(Path(sequence) / "views.npz", allow_pickle=False) as views:
             visible = views["visible_in_input"]
         input_video = read_video(request["input_video"])
         omniscient = _video(Path(sources["omniscient"]) / key) if "omniscient" in sources else input_video

@@ -66,7 +66,7 @@ class _ExternalCommand:
         out = run_model(self.command, request, tmp / "command.log", PLACEHOLDERS[self.capability],
                         self.time_limit, output=OUTPUT, who=f"external {self.capability} estimator")
         try:
-            with np.load(out) as npz:
+            with np.load(out, allow_pickle=False) as npz:
                 fields = {key: npz[key] for key in npz.files}
         except (OSError, ValueError) as e:
             raise ValueError(f"external {self.capability} estimator `{self.command}`: {out} is not an "

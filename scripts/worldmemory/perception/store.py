@@ -55,7 +55,7 @@ class Estimates:
 
 def load_estimates(path) -> Estimates:
     path = Path(path)
-    with np.load(path) as npz:
+    with np.load(path, allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
     backend = str(arrays.pop(BACKEND_KEY))
     return Estimates(backend, arrays, path)

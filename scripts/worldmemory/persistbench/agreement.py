@@ -58,7 +58,7 @@ def tracker_rows(model: str, rollouts: Path, sequences: Path, estimates: Estimat
     ious, masked, absent = [], 0, 0
     for entry in manifest["rollouts"]:
         seq = json.loads((sequences / entry["sequence"] / "sequence.json").read_text())
-        with np.load(rollouts / entry["truth"]) as truth:
+        with np.load(rollouts / entry["truth"], allow_pickle=False) as truth:
             drawn = truth["instance"] == seq["target_instance"]
         masks = estimates.of(entry["sequence"])["masks"]
         ious += list(mask_ious(drawn, masks, MIN_PIXELS))

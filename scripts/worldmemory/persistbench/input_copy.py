@@ -36,7 +36,7 @@ COLUMNS = ["sequence", "frames_without_target", "masked_without_target", "false_
 
 def sequence_row(tracker, seq_dir: Path, seq: dict) -> dict:
     """The counts of one sequence, its input video taken as the generated one."""
-    with np.load(seq_dir / "views.npz") as views:
+    with np.load(seq_dir / "views.npz", allow_pickle=False) as views:
         shown = views["input_instance"] == seq["target_instance"]
         reference_masks = views["reference_instance"] == seq["target_instance"]
     masks = track_sequence(tracker, read_video(seq_dir / "input.mkv"), read_video(seq_dir / "reference.mkv"),

@@ -110,7 +110,7 @@ def _estimate(capability: str, backend_name: str, options: dict | None, root: Pa
         start = time.perf_counter()
         generated = read_generated(root / rollouts[seq["id"]]["video"], seq)
         reference = read_video(seq_dir / "reference.mkv")
-        with np.load(seq_dir / "views.npz") as views:
+        with np.load(seq_dir / "views.npz", allow_pickle=False) as views:
             reference_masks = views["reference_instance"] == seq["target_instance"]
         if capability == "tracking":
             estimates[seq["id"]] = {"masks": track_sequence(backend, generated, reference, reference_masks)}

@@ -9,16 +9,23 @@ import json
 import typing
 from pathlib import Path
 
+from worldmemory.common.confine import confinement_problem
 from worldmemory.common.ids import check_id
+from worldmemory.common.limits import fps_problem
+from worldmemory.common.npz import npz_problem
 from worldmemory.common.params import expected
 from worldmemory.worlds.world360 import KINDS
+
+# The files of a user's 360-degree video folder (prepare.user_panorama reads them).
+VIDEO_JSON, LABELS, PANORAMAS = "video.json", "labels.npz", ("panorama.mkv", "panorama.mp4")
 
 
 @dataclasses.dataclass(frozen=True)
 class VideoMeta:
     """A user's 360-degree video's video.json: the target's ``kind`` (one of KINDS) and
-    ``target`` (its label in labels.npz); ``category`` names it in the tables; ``fps`` (> 0)
-    is the video's frame rate, None for prepare.FPS, the rate of the embedded default."""
+    ``target`` (its label in labels.npz); ``category`` names it in the tables; ``fps`` is the
+    video's frame rate (within common.limits), None for prepare.FPS, the rate of the embedded
+    default."""
 
     kind: str
     target: int
@@ -54,11 +61,30 @@ def video_meta(path) -> VideoMeta:
                  for key, f in fields.items() if f.default is dataclasses.MISSING and key not in meta]
     if not problems and meta["kind"] not in KINDS:
         problems.append(f"kind = {meta['kind']!r}: expected one of {', '.join(KINDS)}. Fix: use one of those")
-    if not problems and meta.get("fps") is not None and meta["fps"] <= 0:
-        problems.append(f"fps = {meta['fps']!r}: expected a number > 0. Fix: the video's frame rate, or remove it")
+    if not problems and meta.get("fps") is not None and (problem := fps_problem(meta["fps"])):
+        problems.append(f"fps = {meta['fps']!r}: expected {problem}. Fix: the video's frame rate, or remove it")
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
     return VideoMeta(**meta)
+
+
+def user_video(video_dir) -> VideoMeta:
+    """The checks of a user's 360-degree video folder that decode nothing, so sequence_plan runs
+    them before any job: its files (VIDEO_JSON, LABELS, PANORAMAS) inside the folder
+    (common.confine: no symlink leading out), video.json valid (video_meta) and labels.npz, when
+    there, an archive with an array 'labels' that loads without pickle (common.npz). Returns the
+    video.json; ValueError naming the sequence, the file, what was expected and the fix."""
+    video_dir = Path(video_dir)
+    escaping = [p for name in (VIDEO_JSON, LABELS, *PANORAMAS)
+                if (p := confinement_problem(video_dir, name, name, name))]
+    if escaping:
+        raise ValueError(f"360-degree video {video_dir.name}: " + "; ".join(escaping))
+    meta = video_meta(video_dir / VIDEO_JSON)
+    if (video_dir / LABELS).exists() and (problem := npz_problem(video_dir / LABELS, ["labels"])):
+        raise ValueError(f"360-degree video {video_dir.name}: {LABELS} {problem}; expected a NumPy archive with an "
+                         "integer array 'labels' (T, H, W), which the workflow loads without pickle. Fix: write it "
+                         f"with np.savez('{video_dir / LABELS}', labels=labels.astype(np.int32))")
+    return meta
 
 
 def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
@@ -69,16 +95,17 @@ def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
 def sequence_plan(source: str, per_kind: int) -> list[str]:
     """The ids of the sequences to prepare, in preparation order: the embedded default's
     (sequence_ids), or the sub-directories of a user's directory that hold a video.json, sorted
-    (each a valid id: it names the sequence's results; each video.json valid: video_meta)."""
+    (each a valid id: it names the sequence's results; each folder's files confined and valid:
+    user_video)."""
     if source == "embedded":
         return [sequence_id for sequence_id, _ in sequence_ids(per_kind)]
     directory = Path(source)
     if not directory.is_dir():
         raise ValueError(f"{source}: not a directory of 360-degree videos (or 'embedded')")
-    videos = sorted(p.name for p in directory.iterdir() if (p / "video.json").is_file())
+    videos = sorted(p.name for p in directory.iterdir() if (p / VIDEO_JSON).is_file())
     if not videos:
         raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
     for name in videos:
         check_id("sequence", name, f"rename the directory {directory / name}")
-        video_meta(directory / name / "video.json")
+        user_video(directory / name)
     return videos

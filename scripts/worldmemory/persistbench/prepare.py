@@ -59,7 +59,7 @@ from worldmemory.persistbench.camera_paths import (
     TargetTrack,
     plan_pair,
 )
-from worldmemory.persistbench.plan import sequence_plan, video_meta
+from worldmemory.persistbench.plan import LABELS, PANORAMAS, VIDEO_JSON, sequence_plan, user_video
 from worldmemory.persistbench.tracking import LabelTracker, SeamlessTracker
 from worldmemory.worlds import world360
 
@@ -123,19 +123,19 @@ def user_panorama(video_dir, pano_width: int | None = None) -> Panorama:
     """A user's 360-degree video: DIR/panorama.mkv or .mp4 (equirectangular, width = 2 x height),
     DIR/labels.npz with 'labels' (T, H, W) int (any segmentation, e.g. SAM's, tiled or not, at
     the video's size) and DIR/video.json (plan.VideoMeta: "kind", "target": its label,
-    "category", "fps"). With pano_width, resized to pano_width x pano_width // 2
+    "category", "fps"), each inside DIR (plan.user_video checks them, labels.npz is loaded
+    without pickle). With pano_width, resized to pano_width x pano_width // 2
     (``resize_panorama``); its source size is recorded in ``extra``."""
     video_dir = Path(video_dir)
     name = check_id("sequence", video_dir.name, f"rename the directory {video_dir}")
-    meta = video_meta(video_dir / "video.json")
+    meta = user_video(video_dir)
     try:
-        video = next(p for p in (video_dir / "panorama.mkv", video_dir / "panorama.mp4")
-                     if p.is_file())
-        with np.load(video_dir / "labels.npz") as npz:
+        video = next(p for p in (video_dir / n for n in PANORAMAS) if p.is_file())
+        with np.load(video_dir / LABELS, allow_pickle=False) as npz:
             labels = npz["labels"]
     except (OSError, StopIteration, KeyError) as e:
-        raise ValueError(f"360-degree video {name}: needs panorama.mkv/.mp4, labels.npz "
-                         f"('labels') and video.json ({e or 'no panorama video'})") from e
+        raise ValueError(f"360-degree video {name}: needs {' or '.join(PANORAMAS)}, {LABELS} "
+                         f"('labels') and {VIDEO_JSON} ({e or 'no panorama video'})") from e
     rgb = read_video(video)
     problems = []
     if labels.shape != rgb.shape[:3]:

@@ -111,7 +111,8 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
         entry = {**cost, "video": f"{seq['id']}/{video.name}"}
     else:
         own.mkdir(parents=True, exist_ok=True)
-        with np.load(seq_dir / "panorama.npz") as pano, np.load(seq_dir / "views.npz") as views:
+        with (np.load(seq_dir / "panorama.npz", allow_pickle=False) as pano,
+              np.load(seq_dir / "views.npz", allow_pickle=False) as views):
             instance, visible = pano["instance"], views["visible_in_input"]
         background = seq_dir / "background.png"
         frames, truth = run_reference(

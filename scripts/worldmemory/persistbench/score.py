@@ -85,11 +85,11 @@ def score_rollout(seq: dict, seq_dir: Path, root: Path, manifest: dict, entry: d
     """(per-sequence rows, per-frame rows) of the rollout ``entry`` of ``manifest`` (files under
     ``root``) of the prepared sequence ``seq``."""
     model = manifest["model"]
-    with np.load(seq_dir / "views.npz") as views:
+    with np.load(seq_dir / "views.npz", allow_pickle=False) as views:
         ref_masks = views["reference_instance"] == seq["target_instance"]
         visible = views["visible_in_input"]
     if manifest["ground_truth"]:
-        with np.load(root / entry["truth"]) as truth:
+        with np.load(root / entry["truth"], allow_pickle=False) as truth:
             perception = OraclePerception(truth["instance"] == seq["target_instance"], truth["same_entity"])
     else:
         perception = EstimatedPerception(estimates or estimated_sources({}, None), seq["id"])

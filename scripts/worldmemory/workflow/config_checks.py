@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import inspect
 import os
 import re
-import typing
 
-from worldmemory.common.params import expected as expected_type
 from worldmemory.common.params import param_problem
+from worldmemory.common.params import unknown_key as _unknown
 from worldmemory.external.stress import SOURCES, STRESS
 from worldmemory.workflow.config_inputs import input_problems
 
@@ -210,86 +208,79 @@ def _dinov2(value: str):
 
 
 # -- free-form blocks ----------------------------------------------------------------------------
-def _unknown(key: str, block: dict, name: str, valid, expected: str) -> str:
-    close = difflib.get_close_matches(name, valid, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return (f"{key}.{name} = {block[name]!r}: unknown key {name!r}; expected one of {expected}: "
-            f"{', '.join(sorted(valid)) or 'none'}. Fix: {hint}rename or remove it")
-
-
-def trajectory_keywords() -> dict[str, set[str]]:
-    """Trajectory name -> the keyword arguments trajectories.build(name, **params) passes on to its
-    builder, read from the builders' signatures: ``translation(...)``, or ``rotation(pattern,
-    ...)`` with the name as ``pattern``. The camera keys are left out: the cases and the rollout
-    set them from the case camera (rollout.CAMERA_KEYS)."""
-    from worldmemory.worldmembench import trajectories as tj
-    from worldmemory.worldmembench.rollout import CAMERA_KEYS
-
-    def keywords(builder, given: int) -> set[str]:
-        return set(list(inspect.signature(builder).parameters)[given:]) - set(CAMERA_KEYS)
-
-    return {name: keywords(tj.translation, 0) if name == "translation" else keywords(tj.rotation, 1)
-            for name in tj.TRAJECTORIES}
-
-
-def trajectory_types() -> dict[str, dict]:
-    """Trajectory name -> {keyword of trajectory_keywords: its annotation in the builder's signature}."""
-    from worldmemory.worldmembench import trajectories as tj
-
-    hints = {"translation": typing.get_type_hints(tj.translation), "rotation": typing.get_type_hints(tj.rotation)}
-    return {name: {k: hints["translation" if name == "translation" else "rotation"][k] for k in keywords}
-            for name, keywords in trajectory_keywords().items()}
-
-
 def _trajectory_values(study: dict, names: list[str]):
     """The values of the trajectory parameters: each of its builder's annotated type, at its own
     key; then, if all are, each run's trajectories (``names``) as its rollout lays them out
-    (trajectories.check: ranges, the frame budget), blamed on the run's block, or on the
-    study's when the run sets none. Unknown names are left to _worldmembench."""
+    (trajectories.check: ranges, the frame budget, common.limits), blamed on the run's block, or
+    on the study's when the run sets none; then, if all pass, each user case's trajectories with
+    the case's own ``trajectory_params`` (case.json, typed by cases.load_case) under each run's,
+    blamed on the case. Unknown names are left to _worldmembench."""
     from worldmemory.worldmembench import trajectories as tj
 
-    types = trajectory_types()
-    shared = {k: t for name in names for k, t in types[name].items()}
+    types = tj.keyword_types()
     study_params = study.get("trajectory_params", {})
     blocks = {"worldmembench.trajectory_params": study_params,
               **{f"{key}.trajectory_params": spec.get("trajectory_params", {})
                  for key, _, spec in _study_models("worldmembench", study)}}
-    entries = []
-    for key, block in blocks.items():
-        for k, v in block.items():
-            if k not in types:
-                entries.append((f"{key}.{k}", v, shared.get(k)))
-            elif isinstance(v, dict):  # a trajectory's own block
-                entries += [(f"{key}.{k}.{p}", value, types[k].get(p)) for p, value in v.items()]
-    typed = [f"{path} = {value!r}: expected {want}. Fix: write it as a bare value, unquoted (e.g. n_frames: 241)"
-             for path, value, annotation in entries
-             if annotation is not None and (want := expected_type(value, annotation))]
+    typed = [problem for key, block in blocks.items() for problem in tj.typed_problems(key, block, names)]
     yield from typed
     if typed:
         return
+
+    def own(params: dict, name: str) -> dict:  # the parameters the run's rollout of ``name`` takes
+        found = {k: v for k, v in params.items() if k in types[name]}
+        if isinstance(params.get(name), dict):
+            found[name] = {k: v for k, v in params[name].items() if k in types[name]}
+        return found
+
     problems = {}
-    for model_key, model, spec in _study_models("worldmembench", study):
-        params = tj.merge_params(study_params, spec.get("trajectory_params", {}))
-        key = f"{model_key}.trajectory_params" if spec.get("trajectory_params") else "worldmembench.trajectory_params"
+    runs = [(model_key, model, tj.merge_params(study_params, spec.get("trajectory_params", {})),
+             f"{model_key}.trajectory_params" if spec.get("trajectory_params") else "worldmembench.trajectory_params")
+            for model_key, model, spec in _study_models("worldmembench", study)]
+    for _, model, params, key in runs:
         for name in names:
-            own = {k: v for k, v in params.items() if k in types[name]}
-            if isinstance(params.get(name), dict):
-                own[name] = {k: v for k, v in params[name].items() if k in types[name]}
             try:
-                tj.check(name, own)
+                tj.check(name, own(params, name))
             except ValueError as e:
                 problems.setdefault(f"{key}: the {name} trajectory: {e}", model)
     for problem, model in problems.items():
         yield (f"{problem} (model {model}). Fix: correct the value (trajectories.build documents each "
                "parameter; a longer n_frames or shorter holds give the frame budget room)")
+    if problems:
+        return
+    for case_id, case in _user_cases(study).items():
+        for name in sorted(case.get("trajectory_params", {})):
+            for _, model, params, key in runs:
+                try:
+                    tj.check(name, own(params, name), case["trajectory_params"])
+                except ValueError as e:
+                    yield (f"worldmembench.cases.source: case {case_id}: trajectory_params.{name}: {e} (under "
+                           f"{key} of model {model}). Fix: correct the case's value in its case.json "
+                           "(trajectories.build documents each parameter), or set the parameter in the "
+                           f"config's {name} block, which overrides the case's")
+                    break
+
+
+def _user_cases(study: dict) -> dict[str, dict]:
+    """The user cases of worldmembench.cases.source (cases.user_cases); none for the embedded
+    default or a directory that does not list, whose problems config_inputs reports."""
+    from worldmemory.worldmembench.cases import user_cases
+
+    source = study.get("cases", {}).get("source", "embedded")
+    if source == "embedded":
+        return {}
+    try:
+        return user_cases(source)
+    except ValueError:
+        return {}
 
 
 def _worldmembench(study: dict):
+    from worldmemory.worldmembench import trajectories as tj
     from worldmemory.worldmembench.external import PLACEHOLDERS
     from worldmemory.worldmembench.reference_models import DEFAULT_PARAMS, PARAM_MINIMUM
-    from worldmemory.worldmembench.rollout import CAMERA_KEYS
 
-    keywords = trajectory_keywords()
+    keywords = tj.keywords()
     cases = study.get("cases", {})
     if cases.get("source", "embedded") == "embedded":
         listed = cases.get("trajectories", {}).values()
@@ -305,24 +296,12 @@ def _worldmembench(study: dict):
     for key, _, spec in _study_models("worldmembench", study):
         blocks[f"{key}.trajectory_params"] = spec.get("trajectory_params", {})
     for key, block in list(blocks.items()):
-        for name in sorted(set(block) & set(keywords)):  # a trajectory's own block (trajectories.resolve)
-            own = block[name]
-            if not isinstance(own, dict):
-                yield (f"{key}.{name} = {own!r}: expected a mapping of {name}'s own trajectory parameters "
-                       f"(e.g. {{n_frames: 551}}). Fix: write it as {name}: {{param: value}}")
-                continue
-            for param in sorted(set(own) - keywords[name]):
-                if param in CAMERA_KEYS:
-                    yield (f"{key}.{name}.{param} = {own[param]!r}: set from the case camera, not here. "
-                           "Fix: remove it (the frame size is worldmembench.cases.width / height)")
-                else:
-                    yield _unknown(f"{key}.{name}", own, param, keywords[name],
-                                   f"the parameters of the {name} trajectory")
+        yield from tj.block_problems(key, block)  # each trajectory's own block (trajectories.resolve)
         blocks[key] = {k: v for k, v in block.items() if k not in keywords}
     for key, block in blocks.items():
         for param in sorted(set(block) - valid):
             takers = [n for n in names if param in keywords[n]]  # embedded: some, not all, take it
-            if param in CAMERA_KEYS:
+            if param in tj.CAMERA_KEYS:
                 yield (f"{key}.{param} = {block[param]!r}: set from the case camera, not here. Fix: "
                        "remove it (the frame size is worldmembench.cases.width / height)")
             elif takers:

@@ -71,7 +71,7 @@ def tracker_rows(model: str, rollouts: Path, estimates: Estimates | None, min_pi
         if not any(name.startswith(f"{key}/") for name in estimates.arrays):
             continue  # environment and dynamic cases have no tracked targets
         fields = estimates.of(key)
-        with np.load(rollouts / entry["truth"]) as truth:
+        with np.load(rollouts / entry["truth"], allow_pickle=False) as truth:
             instance = truth["instance"]
         for target, masks in zip(fields["targets"], fields["masks"]):
             ious += list(mask_ious(instance == entry["instances"][str(target)], masks, min_pixels))
@@ -101,7 +101,7 @@ def camera_rows(model: str, rollouts: Path, estimates: Estimates | None) -> list
                              "(written before this field existed): delete its perception directory "
                              "(results/worldmembench/perception/<replay>/) and run the target again")
         poses = fields["poses"][:, :3, :3]
-        with np.load(rollouts / entry["truth"]) as truth:
+        with np.load(rollouts / entry["truth"], allow_pickle=False) as truth:
             drawn = truth["poses"][:, :3, :3]
         drawn, poses = drawn[0].T @ drawn, poses[0].T @ poses
         errors += list(np.degrees(rotation_angle(np.swapaxes(drawn, 1, 2) @ poses)))

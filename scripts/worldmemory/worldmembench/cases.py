@@ -2,9 +2,13 @@
 
 A case (Section 3.2) is a directory holding ``case.json`` (JSON rather than YAML: it carries the
 world description and is written by code, so one deterministic serialisation is enough), the
-conditioning frame and one PNG mask per target, all paths relative to the directory. The format is
-case.schema.yaml (JSON Schema 2020-12); ``load_case`` adds the rules a schema cannot state: two
-questions per Dynamic Memory aspect (Section 4.5) and that referenced files exist.
+conditioning frame and one PNG mask per target, all paths relative to the directory and inside it
+(common.confine: no absolute path, '..' or symlink leading out). The format is case.schema.yaml
+(JSON Schema 2020-12); ``load_case`` adds the rules a schema cannot state: two questions per
+Dynamic Memory aspect (Section 4.5), that referenced files exist inside the case's directory, and
+that the case's own ``trajectory_params`` name its trajectories' parameters with their builders'
+types (trajectories.block_problems, typed_problems; the config checks range-check them with the
+config's, trajectories.check).
 
 ``write_embedded_cases`` builds the workflow's embedded default from procedural worlds (world.py),
 so each case comes with exact ground truth: the target masks are instance masks of the rendered
@@ -23,6 +27,7 @@ import jsonschema
 import numpy as np
 import yaml
 
+from worldmemory.common.confine import confinement_problem
 from worldmemory.common.geometry import intrinsics, pose
 from worldmemory.common.ids import check_id
 from worldmemory.worldmembench import trajectories as tj
@@ -275,7 +280,8 @@ def _schema_problems(error: jsonschema.ValidationError) -> list[str]:
 
 
 def _case_problems(manifest: dict, root: Path) -> list[str]:
-    """Rules beyond the schema: two questions per aspect, unique ids, existing files."""
+    """Rules beyond the schema: two questions per aspect, unique ids, typed trajectory parameters,
+    existing files inside the case's directory."""
     problems = []
     if "questions" in manifest:
         counts = Counter(q["aspect"] for q in manifest["questions"])
@@ -283,12 +289,17 @@ def _case_problems(manifest: dict, root: Path) -> list[str]:
                      f"(Section 4.5)" for a in ASPECTS if counts[a] != 2]
         problems += _repeated("questions", [q["id"] for q in manifest["questions"]])
     problems += _repeated("targets", [t["id"] for t in manifest["targets"]])
-    files = [("conditioning_frame", manifest["conditioning_frame"])]
-    files += [(f"targets[{i}].mask", t["mask"]) for i, t in enumerate(manifest["targets"])]
-    problems += [f"{field}: file not found: {root / rel}" for field, rel in files
-                 if not (root / rel).is_file()]
+    params = manifest.get("trajectory_params", {})
+    problems += (tj.block_problems("trajectory_params", params)
+                 or tj.typed_problems("trajectory_params", params, manifest["trajectories"]))
+    files = [("conditioning_frame", manifest["conditioning_frame"], "conditioning.png")]
+    files += [(f"targets[{i}].mask", t["mask"], f"masks/{t['id']}.png") for i, t in enumerate(manifest["targets"])]
+    escaping = [p for field, rel, example in files if (p := confinement_problem(root, field, rel, example))]
+    if escaping:
+        return problems + escaping
+    problems += [f"{field}: file not found: {root / rel}" for field, rel, _ in files if not (root / rel).is_file()]
     size = (manifest["camera"]["width"], manifest["camera"]["height"])
-    for field, rel in files:
+    for field, rel, _ in files:
         if (root / rel).is_file():
             found = _image_size(root / rel)
             if found != size:

@@ -146,7 +146,7 @@ def target_masks(rollouts: Path, entry: dict, estimates: Path, targets: list[str
     """{target: (len(frames), H, W) bool} at ``frames`` as the scores saw them (module doc), or
     the reason there are none."""
     if entry["ground_truth"]:
-        with np.load(rollouts.parent / entry["truth"]) as npz:
+        with np.load(rollouts.parent / entry["truth"], allow_pickle=False) as npz:
             return {t: OraclePerception({"instance": npz["instance"][frames]}, entry["instances"]).target_masks(t)
                     for t in targets}
     if not (estimates / "tracking.npz").is_file():

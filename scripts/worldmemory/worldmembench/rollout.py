@@ -55,8 +55,6 @@ from worldmemory.worldmembench.reference_models import (
     run_reference,
 )
 
-CAMERA_KEYS = ("width", "height", "fov_deg")  # trajectory parameters that follow the case camera
-
 
 def model_params(model: str, kind: str, params: dict | None, reference: str | None, command: str | None) -> dict:
     """The manifest's ``params`` (worldmemory.external.run_params)."""
@@ -99,7 +97,7 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
     reference = reference or model
     time_limit = time_limit or TimeLimit(None)
     blocks = [trajectory_params, *(v for k, v in trajectory_params.items() if k in tj.TRAJECTORIES)]
-    clash = sorted({k for block in blocks for k in CAMERA_KEYS if k in block})
+    clash = sorted({k for block in blocks for k in tj.CAMERA_KEYS if k in block})
     if clash:
         raise ValueError(f"trajectory parameters {', '.join(clash)} are set from the case camera "
                          f"and --width/--height; remove them")

@@ -172,7 +172,7 @@ def score_rollout(root: Path, entry: dict, case: dict, family: str, backend, min
         if entry["truth"] is None:
             raise ValueError(f"rollout {name}: no truth channels, but the manifest says "
                              "ground_truth")
-        with np.load(root / entry["truth"]) as npz:
+        with np.load(root / entry["truth"], allow_pickle=False) as npz:
             truth = {key: npz[key] for key in npz.files}
         lengths |= {key: len(truth[key]) for key in ("instance", "depth", "poses")}
         perception = OraclePerception(truth, entry["instances"])

@@ -61,7 +61,7 @@ def tracking_iou(estimates_dir: Path, truth_rollouts: Path, transform=None) -> f
         if not any(name.startswith(f"{key}/") for name in estimates.arrays):
             continue
         fields = estimates.of(key)
-        with np.load(truth_rollouts / entry["truth"]) as truth:
+        with np.load(truth_rollouts / entry["truth"], allow_pickle=False) as truth:
             instance = truth["instance"]
         if transform is not None:
             instance = transform(instance)

@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import inspect
 import json
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from worldmemory.common.geometry import intrinsics, pose, rot_x, rot_y
+from worldmemory.common.limits import fps_problem, frames_problem
+from worldmemory.common.params import expected, unknown_key
 
 CAPTIONS = ("Left", "Right", "Up", "Down", "Forward", "Backward", "Hold")
 ROTATION_PATTERNS = ("LR", "LRLR", "LRLRLR", "LRUD", "LR-Hold")
@@ -53,6 +56,7 @@ DEFAULT_FINAL_HOLD_FRAMES = 21
 DEFAULT_FPS = 16.0
 DEFAULT_WIDTH, DEFAULT_HEIGHT, DEFAULT_FOV_DEG = 832, 480, 60.0
 MIN_MOVE_FRAMES = 2  # at least one in-between frame, so a move is motion rather than a cut
+CAMERA_KEYS = ("width", "height", "fov_deg")  # builder parameters that follow the case camera (the rollout's)
 
 
 @dataclass(frozen=True)
@@ -245,15 +249,17 @@ def build(name: str, case_params: dict | None = None, **params) -> Trajectory:
     return translation(**kwargs) if name == "translation" else rotation(name, **kwargs)
 
 
-def check(name: str, params: dict) -> None:
-    """Raise ValueError for what ``build(name, **params)`` refuses (ranges, frame budget),
-    without rendering a pose: its cost does not grow with n_frames, so the config checks run it
-    for every configured trajectory on each start. ``params`` must already have the builder's
-    types (worldmemory.common.params.expected against its annotations)."""
+def check(name: str, params: dict, case_params: dict | None = None) -> None:
+    """Raise ValueError for what ``build(name, case_params, **params)`` refuses (ranges, the
+    frame budget, common.limits' bounds on n_frames and fps), without rendering a pose: its cost
+    does not grow with n_frames, so the config checks run it for every configured trajectory on
+    each start. ``params`` and ``case_params`` must already have the builder's types
+    (typed_problems)."""
     if name not in TRAJECTORIES:
         raise ValueError(f"unknown trajectory {name!r}; valid: {', '.join(TRAJECTORIES)}")
     builder = translation if name == "translation" else rotation
-    bound = inspect.signature(builder).bind(*([] if builder is translation else [name]), **resolve(name, params))
+    bound = inspect.signature(builder).bind(*([] if builder is translation else [name]),
+                                            **resolve(name, params, case_params))
     bound.apply_defaults()
     a = bound.arguments
     if builder is translation:
@@ -263,6 +269,64 @@ def check(name: str, params: dict) -> None:
         move_frames = _rotation_move_frames(name, a["n_frames"], a["hold_frames"], a["final_hold_frames"],
                                             a["move_frames"])
     _move_frames(name, segments, a["n_frames"], a["hold_frames"], a["final_hold_frames"], move_frames, a["fps"])
+
+
+def keywords() -> dict[str, set[str]]:
+    """Trajectory name -> the keyword arguments build(name, **params) passes on to its builder,
+    read from the builders' signatures: ``translation(...)``, or ``rotation(pattern, ...)`` with
+    the name as ``pattern``. CAMERA_KEYS are left out: the rollout sets them from the case camera."""
+    def names(builder, given: int) -> set[str]:
+        return set(list(inspect.signature(builder).parameters)[given:]) - set(CAMERA_KEYS)
+
+    return {name: names(translation, 0) if name == "translation" else names(rotation, 1) for name in TRAJECTORIES}
+
+
+def keyword_types() -> dict[str, dict]:
+    """Trajectory name -> {keyword of ``keywords``: its annotation in the builder's signature}."""
+    hints = {"translation": typing.get_type_hints(translation), "rotation": typing.get_type_hints(rotation)}
+    return {name: {k: hints["translation" if name == "translation" else "rotation"][k] for k in names}
+            for name, names in keywords().items()}
+
+
+def block_problems(key: str, params: dict) -> list[str]:
+    """The problems of each trajectory's own block in config-style ``params`` (the mapping at
+    ``key``; ``{LRLRLR: {n_frames: 551}}``, resolve): a mapping, of its builder's parameters
+    only, none of CAMERA_KEYS. Each names the key, the value, what was expected and the fix.
+    The shared keys are left to the caller (which of them are valid depends on the trajectories
+    it builds)."""
+    found, names = [], keywords()
+    for name in sorted(set(params) & set(names)):
+        own = params[name]
+        if not isinstance(own, dict):
+            found.append(f"{key}.{name} = {own!r}: expected a mapping of {name}'s own trajectory parameters "
+                         f"(e.g. {{n_frames: 551}}). Fix: write it as {name}: {{param: value}}")
+            continue
+        for param in sorted(set(own) - names[name]):
+            if param in CAMERA_KEYS:
+                found.append(f"{key}.{name}.{param} = {own[param]!r}: set from the case camera, not here. "
+                             "Fix: remove it (the frame size is worldmembench.cases.width / height)")
+            else:
+                found.append(unknown_key(f"{key}.{name}", own, param, names[name],
+                                         f"the parameters of the {name} trajectory"))
+    return found
+
+
+def typed_problems(key: str, params: dict, names) -> list[str]:
+    """The values of config-style ``params`` (the mapping at ``key``) that are not of their
+    builder's annotated type (common.params.expected): a shared key against the builders of the
+    trajectories ``names``, a key of a trajectory's own block against that trajectory's. Unknown
+    keys are left out (block_problems)."""
+    types = keyword_types()
+    shared = {k: t for name in names for k, t in types[name].items()}
+    entries = []
+    for k, v in params.items():
+        if k not in types:
+            entries.append((f"{key}.{k}", v, shared.get(k)))
+        elif isinstance(v, dict):  # a trajectory's own block
+            entries += [(f"{key}.{k}.{p}", value, types[k].get(p)) for p, value in v.items()]
+    return [f"{path} = {value!r}: expected {want}. Fix: write it as a bare value, unquoted (e.g. n_frames: 241)"
+            for path, value, annotation in entries
+            if annotation is not None and (want := expected(value, annotation))]
 
 
 def merge_params(base: dict, override: dict) -> dict:
@@ -316,11 +380,14 @@ def _even_move_frames(n_frames: int, hold_frames: int, final_hold_frames: int, n
 
 
 def _move_frames(name, segments, n_frames, hold_frames, final_hold_frames, move_frames, fps) -> int:
-    """The frames of each move; refuses a layout that does not fit n_frames, or fps <= 0."""
+    """The frames of each move; refuses a layout that does not fit n_frames, or n_frames and
+    fps beyond common.limits."""
     if hold_frames < 1 or final_hold_frames < 1:
         raise ValueError("hold_frames and final_hold_frames must be >= 1 (V holds frame 0)")
-    if fps <= 0:
-        raise ValueError(f"fps must be positive, got {fps!r}")
+    if problem := fps_problem(fps):
+        raise ValueError(f"fps = {fps!r}: expected {problem}")
+    if problem := frames_problem(n_frames):
+        raise ValueError(f"n_frames = {n_frames!r} for {name}: expected {problem}")
     n_moves = sum(len(moves) for _, moves in segments)
     if move_frames is None:
         move_frames = _even_move_frames(n_frames, hold_frames, final_hold_frames, n_moves)
