@@ -130,7 +130,8 @@ def test_a_cases_trajectory_params_are_typed(case_dir, block, expected):
      f"n_frames = 1000000000 for LRLR: expected at most {MAX_FRAMES} frames (common/limits.py)"),
     ({"translation": {"side": -1.0}}, "side must be positive, got -1.0"),
     ({"LRLR": {"fps": 1e300}}, f"fps = 1e+300: expected a frame rate in [{MIN_FPS}, {MAX_FPS}]"),
-    ({"LRLR": {"hold_frames": 400}}, "n_frames=241 too small for LRLR: needs 400 (V)"),  # fits alone, not under the config's 241 frames
+    # fits alone (the builder's default n_frames is 493), not under the config's 241 frames
+    ({"LRLR": {"hold_frames": 400}}, "n_frames=241 too small for LRLR: needs 400 (V)"),
 ])
 def test_a_cases_trajectory_params_are_range_checked_under_each_models(case_dir, block, expected):
     edit(case_dir, lambda m: m.update(trajectory_params=block))

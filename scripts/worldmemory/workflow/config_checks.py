@@ -263,11 +263,12 @@ def _trajectory_values(study: dict, names: list[str]):
 
 def _user_cases(study: dict) -> dict[str, dict]:
     """The user cases of worldmembench.cases.source (cases.user_cases); none for the embedded
-    default or a directory that does not list, whose problems config_inputs reports."""
+    default or a source that is no directory or does not list, whose problems config_inputs
+    reports."""
     from worldmemory.worldmembench.cases import user_cases
 
     source = study.get("cases", {}).get("source", "embedded")
-    if source == "embedded":
+    if source == "embedded" or not os.path.isdir(source):
         return {}
     try:
         return user_cases(source)

@@ -33,6 +33,7 @@ static); caption-driven models such as YUME take these instead of poses (Appendi
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import typing
@@ -271,6 +272,7 @@ def check(name: str, params: dict, case_params: dict | None = None) -> None:
     _move_frames(name, segments, a["n_frames"], a["hold_frames"], a["final_hold_frames"], move_frames, a["fps"])
 
 
+@functools.cache  # asked once per config block on every start; callers never modify it
 def keywords() -> dict[str, set[str]]:
     """Trajectory name -> the keyword arguments build(name, **params) passes on to its builder,
     read from the builders' signatures: ``translation(...)``, or ``rotation(pattern, ...)`` with
@@ -281,6 +283,7 @@ def keywords() -> dict[str, set[str]]:
     return {name: names(translation, 0) if name == "translation" else names(rotation, 1) for name in TRAJECTORIES}
 
 
+@functools.cache
 def keyword_types() -> dict[str, dict]:
     """Trajectory name -> {keyword of ``keywords``: its annotation in the builder's signature}."""
     hints = {"translation": typing.get_type_hints(translation), "rotation": typing.get_type_hints(rotation)}
