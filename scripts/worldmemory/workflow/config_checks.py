@@ -51,9 +51,10 @@ def check_config(config: dict) -> None:
     ``trajectory_params`` may only name keyword arguments of the builder of every trajectory the
     study rolls out (with a user case directory, whose trajectories are not in the config: of
     some trajectory), less the camera keys the rollout sets from the case, and, under a
-    trajectory's name, a mapping of that trajectory's own parameters; ``persistbench.camera``
-    only fields of camera_paths.PathParams (and must construct one); reference models' ``params``
-    only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
+    trajectory's name, a mapping of that trajectory's own parameters (trajectories.block_problems);
+    a user case's own ``trajectory_params`` are range-checked under each model's, blamed on the
+    case; ``persistbench.camera`` only fields of camera_paths.PathParams (and must construct one);
+    reference models' ``params`` only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
     worldmemory.external.check_template (no placeholder inside quotes, none where its value is
     evaluated again); their ``files`` exist, and only external models have ``files`` or
     ``version``. Their values are typed and ranged as the code takes them: trajectory

@@ -40,7 +40,9 @@ def input_problems(config: dict):
 
     * model names (of every block) are ids of at most MAX_LENGTH characters (common.ids);
     * a user case or 360-degree video directory (``source``) exists and lists as the workflow
-      lists it (workflow.runs): every sub-directory's id valid, none a name the workflow uses;
+      lists it (workflow.runs): every sub-directory's id valid, none a name the workflow uses,
+      each case or video valid with its files inside its own folder (common.confine) and
+      labels.npz loadable without pickle (cases.load_case, persistbench.plan.user_video);
     * ``permanence.intphys.dataset`` is unset, 'fixture' or a directory holding an IntPhys block
       (O1, O2, O3), so '..' is refused; ``baseline`` names a model the IntPhys jobs score;
     * revisions are revisions (REVISION) and fetched estimator ids at most MAX_LENGTH characters;
