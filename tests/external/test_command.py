@@ -56,9 +56,10 @@ def test_a_workflow_value_arrives_as_the_exact_word_inside_the_templates_own_quo
 
 @pytest.mark.parametrize("directory", ["a b", "$(touch {marker})", "`touch {marker}`", "x;touch {marker}",
                                        "x'y", "a*b"])
-def test_a_path_that_is_not_a_safe_word_is_refused_before_anything_runs(tmp_path, directory):
+def test_a_path_that_is_not_a_safe_word_is_refused_before_anything_runs(tmp_path, directory, monkeypatch):
     """The workflow's own paths fill the placeholders: a project directory whose name holds shell
     syntax (or a space) stops the command before bash sees it, naming the placeholder."""
+    monkeypatch.chdir(tmp_path)  # where a command run by mistake would touch MARKER
     marker = tmp_path / "MARKER"
     out = tmp_path / directory.replace("{marker}", marker.name)
     out.mkdir()
