@@ -1,6 +1,6 @@
-"""Running a command (worldmemory.external.command) for real through bash: hostile values arrive
-intact and inert, a command past the job's time limit dies with its whole process group, and
-its log outlives the rollout directory."""
+"""Running a command (worldmemory.external.command) for real through bash: workflow values arrive
+intact, unsafe ones are refused before bash runs, a command past the job's time limit dies with
+its whole process group, and its log outlives the rollout directory."""
 
 import os
 import shlex
@@ -14,11 +14,11 @@ import pytest
 from worldmemory.external import TimeLimit, command, run_model
 
 REPO = Path(__file__).resolve().parents[2]
-PLACEHOLDERS = ("prompt", "video")
+PLACEHOLDERS = ("width", "video")
 
 
-def request(tmp_path, prompt="a cat", label="case_000/LRLR"):
-    return {"prompt": prompt, "video": str(tmp_path / "video.mp4"), "label": label}
+def request(tmp_path, label="case_000/LRLR"):
+    return {"width": 256, "video": str(tmp_path / "video.mp4"), "label": label}
 
 
 def alive(pid: int) -> bool:
@@ -46,33 +46,26 @@ def echo_args(tmp_path) -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
 
 
-@pytest.mark.parametrize("value", [
-    "$(touch {marker})", "`touch {marker}`", '"; touch {marker}; "', "'; touch {marker}; '",
-    "a b\n touch {marker}\n", "\\'$(touch {marker})\" #", "--flag {{x}} * ~ & | > {marker}",
-])
-def test_a_hostile_prompt_arrives_as_one_exact_word_and_runs_nothing(tmp_path, value):
+def test_a_workflow_value_arrives_as_the_exact_word_inside_the_templates_own_quotes(tmp_path):
+    out = tmp_path / "v+1.0_a-b"
+    out.mkdir()
+    template = f'{echo_args(tmp_path)} "--width={{width}}" {{video}}'
+    video = run_model(template, request(out), out / "command.log", PLACEHOLDERS)
+    assert video.read_text() == repr(["--width=256", str(video)])
+
+
+@pytest.mark.parametrize("directory", ["a b", "$(touch {marker})", "`touch {marker}`", "x;touch {marker}",
+                                       "x'y", "a*b"])
+def test_a_path_that_is_not_a_safe_word_is_refused_before_anything_runs(tmp_path, directory, monkeypatch):
+    """The workflow's own paths fill the placeholders: a project directory whose name holds shell
+    syntax (or a space) stops the command before bash sees it, naming the placeholder."""
+    monkeypatch.chdir(tmp_path)  # where a command run by mistake would touch MARKER
     marker = tmp_path / "MARKER"
-    value = value.replace("{marker}", str(marker))
-    template = f"{echo_args(tmp_path)} --prompt={{prompt}} {{video}}"
-    video = run_model(template, request(tmp_path, value), tmp_path / "command.log", PLACEHOLDERS)
-    assert video.read_text() == repr([f"--prompt={value}", str(video)])
-    assert not marker.exists()
-
-
-def test_a_value_is_quoted_even_when_shlex_would_leave_it_bare(tmp_path):
-    """shlex.quote leaves ``a,b`` bare, and inside the template's own braces bash would
-    brace-expand it into two words."""
-    template = f"{echo_args(tmp_path)} x{{{{{{prompt}}}}}} {{video}}"
-    video = run_model(template, request(tmp_path, "a,b"), tmp_path / "command.log", PLACEHOLDERS)
-    assert video.read_text() == repr(["x{a,b}", str(video)])
-
-
-def test_a_placeholder_inside_quotes_is_refused_before_anything_runs(tmp_path):
-    marker = tmp_path / "MARKER"
-    with pytest.raises(ValueError, match=r"placeholder \{prompt\} is inside double quotes"):
-        run_model('echo "{prompt}" > {video}', request(tmp_path, f"$(touch {marker})"),
-                  tmp_path / "command.log", PLACEHOLDERS)
-    assert not marker.exists() and not (tmp_path / "command.log").exists()
+    out = tmp_path / directory.replace("{marker}", marker.name)
+    out.mkdir()
+    with pytest.raises(ValueError, match=r"placeholder \{video\} would be .* not a safe word"):
+        run_model("touch {video}", request(out), out / "command.log", PLACEHOLDERS)
+    assert not marker.exists() and not (out / "command.log").exists() and not (out / "video.mp4").exists()
 
 
 def test_a_command_past_the_time_limit_dies_with_its_children(tmp_path):
@@ -172,7 +165,7 @@ def test_stopping_the_job_stops_the_commands_group(tmp_path, sig, said, prologue
     script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); {prologue}"
               f"from pathlib import Path; from worldmemory.external import run_model; "
               f"run_model({template!r}, {request(tmp_path)!r}, Path({str(tmp_path / 'c.log')!r}), "
-              f"('prompt', 'video'), None, Path({str(tmp_path / 'copy.log')!r}))")
+              f"('width', 'video'), None, Path({str(tmp_path / 'copy.log')!r}))")
     job = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHONPATH": str(REPO / "scripts")})
     running = read_pids(pids, 2)

@@ -70,7 +70,7 @@ def test_a_command_that_fails_or_writes_the_wrong_thing_is_named(tmp_path):
     short = ExternalCommandCamera(stand_in(tmp_path, poses=np.tile(np.eye(4), (2, 1, 1))))
     with pytest.raises(ValueError, match=r"must write 'poses' of shape \(3, 4, 4\).*'poses': \(2, 4, 4\)"):
         short.estimate(frames(), np.eye(3))
-    with pytest.raises(ValueError, match=r"placeholder \{out\} is inside double quotes"):
-        ExternalCommandDepth('da3 --video {video} --out "{out}"')
+    with pytest.raises(ValueError, match=r"unknown placeholders \['intrinsics'\]"):  # depth has none
+        ExternalCommandDepth("da3 --video {video} --K {intrinsics} --out {out}")
     with pytest.raises(ValueError, match=r"must pass \{out\} \(the output path\)"):
         ExternalCommandDepth("da3 --video {video}")

@@ -1,5 +1,5 @@
 """PersistBench's external models under the shared command contract (worldmemory.external): the
-log of every command copied to --log-dir/<sequence>.log, the job's time limit, and a quoted
+log of every command copied to --log-dir/<sequence>.log, the job's time limit, and an unknown
 placeholder refused up front; real commands through bash on a small embedded run."""
 
 import json
@@ -57,7 +57,7 @@ def test_the_cli_kills_a_model_past_its_time(sequences, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--command", 'cp {input_video} "{video}"'], r"placeholder \{video\} is inside double quotes"),
+    (["--command", "cp {input_video} {output}"], r"unknown placeholders \['output'\]"),
     (["--command", COPY, "--timeout-minutes", "-1"], "--timeout-minutes must be a positive"),
     ([], "--kind external needs --command"),
 ])

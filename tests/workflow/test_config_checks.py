@@ -8,6 +8,7 @@ import inspect
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -292,14 +293,30 @@ def test_every_problem_is_reported_at_once(tmp_path, monkeypatch):
     assert message.count("\n- ") == 3
 
 
-@pytest.mark.parametrize("study, command", [
-    ("worldmembench", 'gen --request {request} --prompt "{prompt}"'),
-    ("persistbench", "render '{request}'"),
+@pytest.mark.parametrize("study, command, message", [
+    ("worldmembench", 'gen --request {request} --prompt "{prompt}"', "{prompt} is free text"),
+    ("persistbench", "render {request} --prompt {prompt}", "unknown placeholders ['prompt']"),
+    ("persistbench", "render {input_video}", "must pass {video}"),
 ])
-def test_a_template_with_a_placeholder_inside_quotes_is_refused_at_validation(study, command):
+def test_a_template_with_free_text_or_no_output_is_refused_at_validation(study, command, message):
     config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
     config[study]["models"]["mine"] = {"kind": "external", "command": command}
-    assert f"{study}.models.mine.command: " in problems(config)
+    text = problems(config)
+    assert f"{study}.models.mine.command: " in text and message in text
+
+
+def test_a_results_path_that_is_not_a_safe_word_is_refused_at_validation(tmp_path, monkeypatch):
+    """The absolute results/ path fills {video}, {request}, ...: a project directory holding a
+    space is refused before any job, not at the first rollout."""
+    (tmp_path / "a b").mkdir()
+    monkeypatch.chdir(tmp_path / "a b")
+    config = load(REPO / "tests" / "config" / "tiny_worldmembench.yaml")
+    config["worldmembench"]["models"]["mine"] = {"kind": "external", "command": "gen {request}"}
+    text = problems(config)
+    assert "worldmembench.models.mine.command: placeholder {video} would be " in text
+    assert "a b/results" in text and "not a safe word" in text
+    del config["worldmembench"]["models"]["mine"]
+    check_config(config)  # no external model: no path reaches a command line
 
 
 @pytest.mark.parametrize("study", ["worldmembench", "persistbench"])
@@ -326,14 +343,16 @@ def test_a_feature_ablation_names_its_own_weights():
         validate(config, str(SCHEMA), set_default=True)
 
 
-def test_an_external_estimators_command_is_checked_before_any_job():
+def test_an_external_estimators_command_is_checked_before_any_job(monkeypatch):
     config = load()
     config["worldmembench"]["perception"]["camera"] = {"backend": "external-command",
-                                                       "command": 'da3 --video "{video}" --out {out}'}
+                                                       "command": "da3 --video {video} > {depth}"}
     text = problems(config)
-    assert "worldmembench.perception.camera.command: command template" in text and "inside double quotes" in text
-    config["worldmembench"]["perception"]["camera"]["command"] = "da3 --video {video} --out {out}"
+    assert "worldmembench.perception.camera.command: command template" in text and "['depth']" in text
+    config["worldmembench"]["perception"]["camera"]["command"] = 'da3 --video "{video}" --out {out}'
     check_config(config)
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp/a b")  # its files go to a temporary directory
+    assert "camera.command: placeholder {video} would be '/tmp/a b'" in problems(config)
 
 
 def test_the_commented_calibration_rows_of_the_default_wire_up(tmp_path, snakemake, job_counts):

@@ -102,7 +102,7 @@ def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path,
 
 
 def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases_dir):
-    command = "printf '%s' {prompt} > {video}.prompt && " + STILL
+    command = "printf '%s' \"$(cat {prompt_file})\" > {video}.prompt && " + STILL
     manifest = write_rollouts(cases_dir, "echo", "external", {}, PARAMS, tmp_path / "echo",
                               command=command, log_dir=tmp_path / "logs")
     for entry in manifest["rollouts"]:
@@ -147,8 +147,7 @@ def test_the_cli_kills_a_model_past_its_time_and_keeps_its_log(tmp_path, cases_d
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--command", 'echo "{prompt}" > {video}'],
-     r"placeholder \{prompt\} is inside double quotes"),
+    (["--command", "echo {prompt} > {video}"], r"\{prompt\} is free text.*use \{prompt_file\}"),
     (["--command", STILL, "--timeout-minutes", "0"], "--timeout-minutes must be a positive"),
 ])
 def test_the_cli_refuses_a_bad_template_or_time_limit_up_front(tmp_path, cases_dir, capsys, args,

@@ -3,7 +3,7 @@
 WorldMemBench reads camera poses from DA3 and ViPE (Section 4.3, Eq. 2) and depth from DA3
 (Section 4.4); neither is a transformers class. As for an external world model, a researcher
 wraps the estimator's own repository and environment in a command template (the config's
-``command``; placeholders are substituted shell-quoted and must stand in unquoted words,
+``command``; its placeholders stand for the paths below, each checked to be a safe word,
 worldmemory.external.template). Per video the workflow writes, in a fresh temporary directory:
 
   {video}       the frames, lossless (libx264rgb .mkv; decord, ffmpeg or OpenCV read it);

@@ -3,8 +3,8 @@
 One job per (model, sequence), as WorldMemBench's per case. A reference model
 (reference_models.py) writes OUT/<sequence>/video.mkv and truth.npz (what it drew: 'instance',
 'same_entity'). An external model is a command template, run once per sequence under the
-studies' shared command contract (worldmemory.external: placeholders only in plain unquoted
-words, values shell-quoted) with PersistBench's own request: the directory holds
+studies' shared command contract (worldmemory.external: placeholders stand only for
+workflow-made values, each checked to be a safe word) with PersistBench's own request: the directory holds
 ``input.mkv`` (the input camera's video), ``cameras.json`` (input and target yaw/pitch paths in
 degrees, fov_deg, width, height, and per-frame camera-to-world rotations of both paths, OpenCV
 axes, the camera at the origin) and ``request.json`` with every placeholder's value.

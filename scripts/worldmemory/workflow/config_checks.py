@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import os
 import re
+import tempfile
 
 from worldmemory.common.params import param_problem
 from worldmemory.common.params import unknown_key as _unknown
@@ -54,12 +55,12 @@ def check_config(config: dict) -> None:
     trajectory's name, a mapping of that trajectory's own parameters (trajectories.block_problems);
     a user case's own ``trajectory_params`` are range-checked under each model's, blamed on the
     case; ``persistbench.camera`` only fields of camera_paths.PathParams (and must construct one);
-    reference models' ``params`` only their reference_models.DEFAULT_PARAMS; external models' ``command`` templates pass
-    worldmemory.external.check_template (no placeholder inside quotes, none where its value is
-    evaluated again); their ``files`` exist, and only external models have ``files`` or
-    ``version``. Their values are typed and ranged as the code takes them: trajectory
-    parameters by the builders' annotations and trajectories.check, reference parameters by
-    their default's type and PARAM_MINIMUM.
+    reference models' ``params`` only their reference_models.DEFAULT_PARAMS; external models'
+    ``command`` templates pass worldmemory.external.check_template (known placeholders, no free
+    text such as {prompt}), and the results/ path that fills them is a safe word; their ``files``
+    exist, and only external models have ``files`` or ``version``. Their values are typed and
+    ranged as the code takes them: trajectory parameters by the builders' annotations and
+    trajectories.check, reference parameters by their default's type and PARAM_MINIMUM.
 
     Names: no permanence model takes a name of RESERVED_NAMES (a shared output's).
 
@@ -413,15 +414,22 @@ def _reference_params(study_name: str, study: dict, defaults: dict[str, dict], m
 
 def _templates(study_name: str, study: dict, placeholders: tuple[str, ...]):
     """External models' command templates (worldmemory.external.check_template): known
-    placeholders, one of the output ones, none inside quotes; refused before any job runs."""
-    from worldmemory.external import check_template
+    placeholders, one of the output ones; and the paths that will fill them (under results/,
+    absolute) safe words (template.safe_word). Refused before any job runs."""
+    from worldmemory.external.template import check_template, safe_word
 
-    for key, _, spec in _study_models(study_name, study):
-        if spec.get("kind") == "external":
-            try:
-                check_template(spec["command"], placeholders)
-            except ValueError as e:
-                yield f"{key}.command: {e}"
+    external = [(key, spec) for key, _, spec in _study_models(study_name, study)
+                if spec.get("kind") == "external"]
+    for key, spec in external:
+        try:
+            check_template(spec["command"], placeholders)
+        except ValueError as e:
+            yield f"{key}.command: {e}"
+    if external:
+        try:
+            safe_word("video", os.path.realpath("results"))
+        except ValueError as e:
+            yield f"{external[0][0]}.command: {e}"
 
 
 def _model_files(study_name: str, study: dict):
@@ -445,8 +453,8 @@ def _model_files(study_name: str, study: dict):
 def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
     directory (the features' too); no model takes the name of a replay run."""
-    from worldmemory.external import check_template
     from worldmemory.external.replays import REPLAY
+    from worldmemory.external.template import check_template, safe_word
     from worldmemory.perception import registry
     from worldmemory.perception.estimators import parse
     from worldmemory.perception.external_estimator import PLACEHOLDERS as EXTERNAL_PLACEHOLDERS
@@ -464,6 +472,7 @@ def _perception(study_name: str, study: dict):
             try:
                 command = str(estimator.options.get("command", ""))
                 check_template(command, EXTERNAL_PLACEHOLDERS[capability], ("out",))
+                safe_word("video", tempfile.gettempdir())  # its files are in a temporary directory
             except ValueError as e:
                 yield f"{study_name}.perception.{capability}.command: {e}"
         if name not in registry.names(capability):

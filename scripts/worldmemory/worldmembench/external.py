@@ -18,12 +18,12 @@ request/ holds
   * ``request.json``: all of the above in one object (paths absolute) plus ``caption_segments``
     (runs of equal captions, [{caption, start, end}]) and ``video`` (where to write).
 The command's placeholders are PLACEHOLDERS (e.g. ``{request}``, ``{video}``, ``{conditioning}``,
-``{prompt}``); values are shell-quoted, so a placeholder must stand in a plain, unquoted word
-(never inside quotes). The command must exit 0 and leave at ``{video}`` a video that decord
-reads, with exactly n_frames frames (any resolution): a model whose native length differs takes
-its own ``trajectory_params`` (n_frames) in the config. Running, timing out and logging the
-command, and checking the template and the video, are the studies' shared contract
-(worldmemory.external).
+``{prompt_file}``): paths, numbers and ids the workflow made, each a safe word
+(worldmemory.external.template); the prompt, free text, is read from ``{prompt_file}``. The
+command must exit 0 and leave at ``{video}`` a video that decord reads, with exactly n_frames
+frames (any resolution): a model whose native length differs takes its own ``trajectory_params``
+(n_frames) in the config. Running, timing out and logging the command, and checking the template
+and the video, are the studies' shared contract (worldmemory.external).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 from worldmemory.external import VIDEO_NAME
 from worldmemory.worldmembench.trajectories import Trajectory
 
-PLACEHOLDERS = ("request", "video", "conditioning", "prompt", "prompt_file", "trajectory",
+PLACEHOLDERS = ("request", "video", "conditioning", "prompt_file", "trajectory",
                 "captions", "width", "height", "n_frames", "fps", "case", "trajectory_name")
 
 
