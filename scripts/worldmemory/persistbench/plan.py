@@ -9,7 +9,7 @@ import json
 import typing
 from pathlib import Path
 
-from worldmemory.common.ids import check_id
+from worldmemory.common.ids import check_case_distinct, check_id
 from worldmemory.common.params import expected
 from worldmemory.worlds.world360 import KINDS
 
@@ -69,7 +69,8 @@ def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
 def sequence_plan(source: str, per_kind: int) -> list[str]:
     """The ids of the sequences to prepare, in preparation order: the embedded default's
     (sequence_ids), or the sub-directories of a user's directory that hold a video.json, sorted
-    (each a valid id: it names the sequence's results; each video.json valid: video_meta)."""
+    (each a valid id: it names the sequence's results, no two equal up to case; each video.json
+    valid: video_meta)."""
     if source == "embedded":
         return [sequence_id for sequence_id, _ in sequence_ids(per_kind)]
     directory = Path(source)
@@ -78,6 +79,7 @@ def sequence_plan(source: str, per_kind: int) -> list[str]:
     videos = sorted(p.name for p in directory.iterdir() if (p / "video.json").is_file())
     if not videos:
         raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
+    check_case_distinct("sequence", videos, f"rename one of the directories in {directory}")
     for name in videos:
         check_id("sequence", name, f"rename the directory {directory / name}")
         video_meta(directory / name / "video.json")
