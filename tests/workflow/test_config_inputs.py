@@ -141,6 +141,21 @@ def test_revisions_are_refused_when_they_read_as_options(tmp_path):
         check_config(configure(good))
 
 
+def test_a_revision_making_a_periodic_weights_directory_is_refused():
+    """A fetched estimator's weights directory (owner__name@revision) is rule prefetch_perception's
+    wildcard value: a revision ending in 20 repeats stopped the DAG in Snakemake's check."""
+    def configure(revision):
+        return tiny_config(lambda c: c["worldmembench"].update(perception={"depth": {
+            "backend": "depth-anything", "model": "depth-anything/Depth-Anything-V2-Small-hf", "revision": revision}}))
+
+    message = problems(configure("v" + "0" * 20))
+    assert message.startswith("config: 1 problem(s)")
+    assert ("- worldmembench.perception.depth.revision = 'v00000000000000000000': its weights' directory "
+            "'depth-anything__Depth-Anything-V2-Small-hf@v00000000000000000000' is a wildcard value, and it ends in "
+            "'0' repeated 20 times") in message and "Fix: name the revision another way" in message
+    check_config(configure("v" + "0" * 19))
+
+
 def test_model_names_are_at_most_100_characters():
     blocks = ["permanence.models", "permanence.curricula", "permanence.videomae.models", "worldmembench.models",
               "persistbench.models"]

@@ -38,12 +38,19 @@ def check_id(kind: str, value: object, fix: str) -> str:
     and the ``fix`` (e.g. "rename the directory")."""
     if not isinstance(value, str) or not re.fullmatch(ID_PATTERN, value) or len(value) > MAX_LENGTH:
         raise ValueError(f"{kind} id {shown(value)} is not a valid id: use {RULE}; {fix}")
-    if periodic := _PERIODIC.search(value):
-        piece, tail = periodic.group(1), periodic.group(0)
-        raise ValueError(f"{kind} id {shown(value)} is not a valid id: it ends in {piece!r} repeated "
-                         f"{len(tail) // len(piece)} times, and Snakemake refuses a wildcard value ending in one piece "
-                         f"repeated {PERIODIC_REPEATS} times or more (its periodic-wildcard check); {fix}")
+    if problem := periodic(value):
+        raise ValueError(f"{kind} id {shown(value)} is not a valid id: {problem}; {fix}")
     return value
+
+
+def periodic(value: str) -> str | None:
+    """Why Snakemake's periodic-wildcard check refuses ``value`` as a wildcard value (it ends in
+    one piece repeated PERIODIC_REPEATS times or more), or None if it does not."""
+    if match := _PERIODIC.search(value):
+        piece, tail = match.group(1), match.group(0)
+        return (f"it ends in {piece!r} repeated {len(tail) // len(piece)} times, and Snakemake refuses a wildcard "
+                f"value ending in one piece repeated {PERIODIC_REPEATS} times or more (its periodic-wildcard check)")
+    return None
 
 
 def case_collisions(names) -> list[list[str]]:

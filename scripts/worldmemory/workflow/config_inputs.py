@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import re
 
-from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, shown
-from worldmemory.perception.estimators import FILE_OPTIONS, parse
+from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, shown
+from worldmemory.perception.estimators import FILE_OPTIONS, parse, weights_slug
 from worldmemory.workflow.runs import persistbench_sequences, worldmembench_cases
 
 # A branch, tag or commit as `--revision` receives it ('-x' would read as an option); a Hugging
@@ -156,7 +156,9 @@ def _human_study_exports(exports):
 
 
 def _estimators(study_name: str, study: dict):
-    """A study's estimators given as mappings: revisions, and fetched ids' length."""
+    """A study's estimators given as mappings: revisions, and fetched ids' length; the directory
+    a fetched one's weights go to (its slug, a wildcard value of rule prefetch_perception) one
+    that Snakemake's periodic-wildcard check accepts."""
     for key, value in _estimator_entries(study_name, study).items():
         estimator = parse(value)
         if "revision" in value:
@@ -164,6 +166,11 @@ def _estimators(study_name: str, study: dict):
         if estimator.fetched and len(estimator.model) > MAX_LENGTH:
             yield (f"{key}.model = {shown(estimator.model)}: a Hugging Face id of more than {MAX_LENGTH} characters "
                    "(it names the directory its weights are fetched into). Fix: correct the id")
+        elif (estimator.fetched and REVISION.fullmatch(estimator.revision)
+              and (problem := periodic(slug := weights_slug(estimator.model, estimator.revision)))):
+            yield (f"{key}.revision = {shown(estimator.revision)}: its weights' directory {shown(slug, 250)} is a "
+                   f"wildcard value, and {problem}. Fix: name the revision another way (a tag, a branch, or "
+                   "the full commit)")
 
 
 def check_estimator_files(key: str, estimator) -> None:
