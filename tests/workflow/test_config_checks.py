@@ -324,10 +324,12 @@ def test_perception_backends_are_the_registrys_and_replay_names_are_reserved(stu
     config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
     config[study]["perception"]["tracking"] = "sam9"
     config[study]["models"]["mine.replay"] = {"kind": "reference", "reference": "omniscient"}
+    config[study]["models"]["omniscient.Replay"] = {"kind": "reference", "reference": "omniscient"}
     text = problems(config)
     expected = "no such backend; expected one of optical-flow, sam2, sam3, none"
     assert f"{study}.perception.tracking = 'sam9': {expected}" in text
-    assert f"{study}.models.mine.replay: names with '.replay' are the replays" in text
+    assert f"{study}.models.mine.replay: names with '.replay' (in any case) are the replays" in text
+    assert f"{study}.models.omniscient.Replay: names with '.replay' (in any case) are the replays" in text
 
 
 def test_a_feature_ablation_names_its_own_weights():
@@ -421,11 +423,13 @@ def test_a_models_files_must_exist_and_belong_to_an_external_model(study, tmp_pa
 def test_a_stress_model_is_a_built_in_one_whose_references_are_configured(study):
     config = load(REPO / "tests" / "config" / f"tiny_{study}.yaml")
     config[study]["stress"] = {"models": ["frozn", "spliced" if study == "worldmembench" else "black"]}
-    config[study]["models"] = {"stress.mine": {"kind": "reference", "reference": "amnesic"}}
+    config[study]["models"] = {"stress.mine": {"kind": "reference", "reference": "amnesic"},
+                               "Stress.other": {"kind": "reference", "reference": "amnesic"}}
     text = problems(config)
     valid = ("frozen, mirrored, spliced, content-out-of-frame" if study == "worldmembench"
              else "input-copy, black, black-after-exit, black-window")
     assert f"{study}.stress.models: 'frozn' is no stress model; expected one of {valid}" in text
-    assert f"{study}.models.stress.mine: names starting 'stress.' are the stress gallery's runs" in text
+    for name in ("stress.mine", "Stress.other"):
+        assert f"{study}.models.{name}: names starting 'stress.' (in any case) are the stress gallery's runs" in text
     model = "spliced" if study == "worldmembench" else "black"
     assert f"{study}.stress.models: {model!r} reads the rollouts of a reference model `reference: omniscient`" in text

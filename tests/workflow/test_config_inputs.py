@@ -71,7 +71,7 @@ def test_a_directory_without_cases_is_refused_with_its_key(study, part, expected
     assert f"{study}.{part}.source = '../../etc': " in message and expected in message
 
 
-@pytest.mark.parametrize("bad", ["-x", "x" * 101])
+@pytest.mark.parametrize("bad", ["-x", "x" * 101, "s" + "0" * 20])
 @pytest.mark.parametrize(("study", "part", "manifest"), [("worldmembench", "cases", "case.json"),
                                                          ("persistbench", "sequences", "video.json")])
 def test_a_bad_case_or_sequence_id_is_refused_at_validation(study, part, manifest, bad, tmp_path):
@@ -81,6 +81,20 @@ def test_a_bad_case_or_sequence_id_is_refused_at_validation(study, part, manifes
     message = problems(config)
     assert f"{study}.{part}.source = " in message
     assert f"id {bad[:60]!r}" in message and "is not a valid id" in message and "rename the directory" in message
+
+
+@pytest.mark.parametrize(("study", "part", "manifest", "kind"), [
+    ("worldmembench", "cases", "case.json", "case"), ("persistbench", "sequences", "video.json", "sequence")])
+def test_case_or_sequence_ids_equal_up_to_case_are_refused_at_validation(study, part, manifest, kind, tmp_path):
+    for name in ("Scene_1", "scene_1"):
+        (tmp_path / "user" / name).mkdir(parents=True)
+        (tmp_path / "user" / name / manifest).write_text("{}")  # the ids are checked before the manifests
+    config = tiny_config(lambda c: c[study][part].update(source=str(tmp_path / "user")))
+    message = problems(config)
+    assert f"{study}.{part}.source = " in message
+    assert (f"{kind} ids 'Scene_1' and 'scene_1' differ only in case: on a case-insensitive file system (macOS, "
+            f"Windows) their results would share one directory; rename one of the directories in "
+            f"{tmp_path / 'user'}") in message
 
 
 # -- permanence: IntPhys, revisions, names ---------------------------------------------------------
@@ -127,6 +141,21 @@ def test_revisions_are_refused_when_they_read_as_options(tmp_path):
         check_config(configure(good))
 
 
+def test_a_revision_making_a_periodic_weights_directory_is_refused():
+    """A fetched estimator's weights directory (owner__name@revision) is rule prefetch_perception's
+    wildcard value: a revision ending in 20 repeats stopped the DAG in Snakemake's check."""
+    def configure(revision):
+        return tiny_config(lambda c: c["worldmembench"].update(perception={"depth": {
+            "backend": "depth-anything", "model": "depth-anything/Depth-Anything-V2-Small-hf", "revision": revision}}))
+
+    message = problems(configure("v" + "0" * 20))
+    assert message.startswith("config: 1 problem(s)")
+    assert ("- worldmembench.perception.depth.revision = 'v00000000000000000000': its weights' directory "
+            "'depth-anything__Depth-Anything-V2-Small-hf@v00000000000000000000' is a wildcard value, and it ends in "
+            "'0' repeated 20 times") in message and "Fix: name the revision another way" in message
+    check_config(configure("v" + "0" * 19))
+
+
 def test_model_names_are_at_most_100_characters():
     blocks = ["permanence.models", "permanence.curricula", "permanence.videomae.models", "worldmembench.models",
               "persistbench.models"]
@@ -137,7 +166,7 @@ def test_model_names_are_at_most_100_characters():
                 models = c
                 for part in block.split("."):
                     models = models[part]
-                models[letter * length] = copy.deepcopy(next(iter(models.values())))
+                models[letter * (length - 1) + "z"] = copy.deepcopy(next(iter(models.values())))
         return tiny_config(extra)
 
     message = problems(named(5000))
@@ -146,6 +175,68 @@ def test_model_names_are_at_most_100_characters():
         assert f"- {block}: model id {letter * 60!r}... (5000 characters) is not a valid id" in message
     assert "at most 100 characters" in message and "rename the model" in message
     check_config(named(100))
+
+
+NAMED_BLOCKS = ["permanence.models", "permanence.curricula", "permanence.videomae.models", "worldmembench.models",
+                "worldmembench.comparisons.rate.variants", "persistbench.models"]
+
+
+def _with_comparison(c):
+    """The tiny config with one Table 3 comparison (``rate``), whose variants are runs too."""
+    c["worldmembench"]["comparisons"] = {"rate": {"models": ["drifting"], "baseline": "drifting", "variants": {}}}
+
+
+def _block(c, key):
+    return functools.reduce(operator.getitem, key.split("."), c)
+
+
+def test_names_snakemakes_periodic_wildcard_check_refuses_are_refused_with_their_key():
+    """A name that becomes a wildcard value ending in one piece repeated 20 times or more stopped
+    the DAG in Snakemake's PeriodicWildcardError; every model block, comparisons' variants and
+    comparison names are checked first, each naming its key."""
+    names = ["m" + "0" * 20, "a" * 25, "ab" * 20, "x-" * 20, "q" + "0." * 20, "r" + "yz" * 20]
+
+    def extra(c):
+        _with_comparison(c)
+        for name, key in zip(names, NAMED_BLOCKS):
+            block = _block(c, key)
+            block[name] = copy.deepcopy(next(iter(block.values()), c["worldmembench"]["models"]["drifting"]))
+        c["worldmembench"]["comparisons"]["b" * 21] = copy.deepcopy(c["worldmembench"]["comparisons"]["rate"])
+        c["worldmembench"]["comparisons"]["b" * 21]["variants"] = {}
+
+    message = problems(tiny_config(extra))
+    assert message.startswith("config: 7 problem(s)"), message
+    for name, key in zip(names, NAMED_BLOCKS):
+        assert f"- {key}: model id {name!r} is not a valid id: it ends in " in message
+    assert f"- worldmembench.comparisons: comparison id {'b' * 21!r} is not a valid id: it ends in 'b' repeated 21" \
+           " times, and Snakemake refuses a wildcard value ending in one piece repeated 20 times or more (its " \
+           "periodic-wildcard check); rename the comparison" in message
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("permanence.models", "permanence.models"), ("permanence.models", "permanence.curricula"),
+    ("permanence.curricula", "permanence.videomae.models"), ("worldmembench.models", "worldmembench.models"),
+    ("worldmembench.models", "worldmembench.comparisons.rate.variants"),
+    ("persistbench.models", "persistbench.models")])
+def test_names_equal_up_to_case_in_one_results_folder_are_refused(first, second):
+    """``Omniscient`` beside ``omniscient`` shares one directory on macOS or Windows: refused
+    naming both keys; the same names in two studies' folders are not."""
+    def extra(c):
+        _with_comparison(c)
+        for key, name in ((first, "Mine"), (second, "mINE")):
+            block = _block(c, key)
+            block[name] = copy.deepcopy(next(iter(block.values()), c["worldmembench"]["models"]["drifting"]))
+
+    message = problems(tiny_config(extra))
+    assert message.startswith("config: 1 problem(s)"), message
+    assert (f"- {first}.Mine and {second}.mINE: names equal up to case; on a case-insensitive file system (macOS, "
+            "Windows) their results would share one directory. Fix: rename one of them") in message
+
+    def apart(c):
+        _with_comparison(c)
+        for key, name in (("worldmembench.models", "Mine"), ("persistbench.models", "mINE")):
+            _block(c, key)[name] = copy.deepcopy(next(iter(_block(c, key).values())))
+    check_config(tiny_config(apart))
 
 
 # -- estimator files and paths starting with '-' --------------------------------------------------
@@ -374,3 +465,17 @@ def test_hostile_values_in_every_string_key_are_refused_naming_it_or_run_cleanly
         assert len(commands) > 10
         assert not [c for c in commands if hostile_values(marker)["leading dash"] in c]
     assert not marker.exists()
+
+
+def test_a_periodic_model_name_stops_snakemake_with_the_projects_message(tmp_path, snakemake):
+    """The real `snakemake -n` on a tiny config: the model `m` + twenty zeros stopped the DAG in
+    Snakemake's PeriodicWildcardError (naming rule worldmembench_rollouts, no key); the config
+    check refuses it first, naming the key and the fix."""
+    config = yaml.safe_load((REPO / "tests" / "config" / "tiny_worldmembench.yaml").read_text())
+    config["worldmembench"]["models"]["m" + "0" * 20] = config["worldmembench"]["models"].pop("amnesic")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(tmp_path, tmp_path / "config.yaml", "-n", check=False)
+    log = result.stdout + result.stderr
+    assert result.returncode != 0 and "PeriodicWildcardError" not in log
+    assert (f"- worldmembench.models: model id {'m' + '0' * 20!r} is not a valid id: it ends in '0' repeated 20 "
+            "times, and Snakemake refuses a wildcard value ending in one piece repeated 20 times or more") in log

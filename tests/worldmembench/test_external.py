@@ -110,8 +110,7 @@ def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases
         written = (tmp_path / "echo" / entry["video"]).with_suffix(".mp4.prompt").read_text()
         assert written == case["prompt"]
         log = tmp_path / "logs" / entry["case"] / f"{entry['trajectory']}.log"
-        own = (tmp_path / "echo" / entry["video"]).with_name("command.log")
-        assert log.read_text() == own.read_text()
+        assert not (tmp_path / "echo" / entry["video"]).with_name("command.log").exists()  # kept once
         assert "still frames" in log.read_text() and "[exit status 0 after" in log.read_text()
 
 
@@ -125,13 +124,12 @@ def test_a_failing_model_names_the_rollout_and_its_output(tmp_path, cases_dir, c
                        command=command, log_dir=tmp_path / "logs")
     copy = tmp_path / "logs" / "dynamic_000" / "LR-Hold.log"
     assert f"Its output ({copy})" in str(e.value)
-    own = tmp_path / "bad" / "dynamic_000" / "LR-Hold" / "command.log"
-    assert copy.read_text() == own.read_text()
+    assert "[exit status" in copy.read_text() and not list((tmp_path / "bad").rglob("*.log"))  # kept once
 
 
 def test_the_cli_kills_a_model_past_its_time_and_keeps_its_log(tmp_path, cases_dir):
     """--timeout-minutes (the model's runtime) and --log-dir, as the rule passes them; the log
-    copy outlives the rollout directory, which Snakemake deletes when the job fails."""
+    outlives the rollout directory, which Snakemake deletes when the job fails."""
     start = time.monotonic()
     with pytest.raises(RuntimeError) as e:
         main(["--case", str(cases_dir / "dynamic_000"), "--model", "slow", "--kind", "external",

@@ -2,16 +2,19 @@
 
 The command runs under ``bash -c`` in its own session (process group) with stdin from /dev/null,
 so that a model's whole process tree (launchers, workers, ffmpeg) can be stopped at once: when
-the job's time runs out, on Ctrl-C, or when the job itself is sent SIGTERM. Its output goes to a
-log in the rollout's directory, which Snakemake deletes with the failed job's output; the log is
-therefore also copied to a directory outside it, and errors point at that copy.
+the job's time runs out, on Ctrl-C, or when the job itself is sent SIGTERM. Its output is kept
+once, in the log the caller names: the rollout jobs name one outside the rollout's directory
+(results/logs/<study>/commands/...), which Snakemake deletes with a failed job's output, and
+errors point at it. The output reaches the log through a pipe while the command runs, capped
+(BoundedLog): the first LOG_HEAD and the last LOG_TAIL bytes, with a line saying how much was
+cut between them, so a model that prints gigabytes never fills the disk.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import select
 import signal
 import subprocess
 import threading
@@ -26,6 +29,8 @@ VIDEO_NAME = "video.mp4"
 KINDS = ("reference", "external")  # a benchmark's model: rendered here, or a command run per rollout
 OUTPUT_TAIL = 2000  # characters of the command's output quoted in an error
 KILL_GRACE_S = 10.0  # between SIGTERM and SIGKILL of a command's process group
+LOG_HEAD = LOG_TAIL = 256 * 1024  # bytes of a command's output its log keeps from its start and its end
+AFTER_EXIT_S = 0.2  # how long output is still read once bash exits (from processes it left behind)
 
 
 def run_params(kind: str, command: str | None, placeholders: tuple[str, ...], resolve_reference) -> dict:
@@ -66,14 +71,15 @@ class TimeLimit:
 
 
 def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[str, ...],
-              time_limit: TimeLimit | None = None, log_copy: Path | None = None,
-              output: str = "video", who: str = "external model", usage: dict | None = None) -> Path:
-    """Run the command for one request; its output goes to ``log_path``. Returns the path of
-    what it must write, ``request[output]``: a world model's video, an external estimator's file.
-    ``usage``, if given, receives the command's wall time and peak memory (common.usage).
+              time_limit: TimeLimit | None = None, output: str = "video", who: str = "external model",
+              usage: dict | None = None) -> Path:
+    """Run the command for one request; its output goes to ``log_path`` (BoundedLog), written
+    however the command ends. Returns the path of what it must write, ``request[output]``: a
+    world model's video, an external estimator's file. ``usage``, if given, receives the
+    command's wall time and peak memory (common.usage).
 
     ``request`` holds a value for every placeholder, ``output`` and "label" (the rollout's name in
-    messages). The log is copied to ``log_copy`` (if given) however the command ends. Raises
+    messages). Raises
     RuntimeError naming ``who`` and the rollout, what happened, the log and the end of its output
     when the command fails, writes nothing at ``request[output]`` or outlives ``time_limit``.
     """
@@ -82,9 +88,8 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
     video, where = Path(request[output]), request["label"]
     video.unlink(missing_ok=True)
     start = time.monotonic()
-    with open(log_path, "w") as log:
-        log.write(f"$ {command}\n")
-        log.flush()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with BoundedLog(log_path, f"$ {command}\n") as log:
         try:
             status = _run(command, log, time_limit.left() if time_limit else None, usage)
         except (_Stopped, KeyboardInterrupt) as e:
@@ -93,9 +98,9 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
                  f"killed: the job got {status}" if isinstance(status, _Stopped) else
                  "killed: interrupted" if isinstance(status, KeyboardInterrupt) else
                  f"exit status {status}")
-        log.write(f"\n[{ended} after {time.monotonic() - start:.1f} s]\n")
-    shown = _keep(log_path, log_copy)
-    tail = shown.read_text()[-OUTPUT_TAIL:]
+        log.footer = f"\n[{ended} after {time.monotonic() - start:.1f} s]\n"
+    shown = log_path
+    tail = shown.read_text(errors="replace")[-OUTPUT_TAIL:]
     if isinstance(status, KeyboardInterrupt):
         raise status
     if isinstance(status, _Stopped):
@@ -137,43 +142,113 @@ def check_video(video: Path, n_frames: int, where: str, fix: str) -> tuple[int, 
     return height, width
 
 
-def _keep(log_path: Path, log_copy: Path | None) -> Path:
-    """Copy the log where it outlives the job's output; the path to show in messages."""
-    if log_copy is None:
-        return log_path
-    log_copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(log_path, log_copy)
-    return log_copy
+class BoundedLog:
+    """A command's log, written as the output arrives: ``header``, the output's first
+    ``head`` bytes, and its last ``tail`` bytes (held in memory until the end) after a line
+    saying how many bytes and lines were cut between them, then ``footer`` (set before the log
+    is closed). Whatever the command prints, the log holds at most head + tail bytes of it."""
+
+    def __init__(self, path: Path, header: str, head: int | None = None, tail: int | None = None):
+        self.head, self.tail_size = LOG_HEAD if head is None else head, LOG_TAIL if tail is None else tail
+        self.file = open(path, "wb")
+        self.file.write(header.encode())
+        self.file.flush()
+        self.kept = self.total = self.newlines = self.kept_newlines = 0
+        self.tail = bytearray()
+        self.footer = ""
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        self.newlines += data.count(b"\n")
+        if self.kept < self.head:
+            first = data[:self.head - self.kept]
+            self.file.write(first)
+            self.file.flush()  # the start is on disk even if the job is killed outright
+            self.kept += len(first)
+            self.kept_newlines += first.count(b"\n")
+            data = data[len(first):]
+        self.tail += data
+        del self.tail[:max(0, len(self.tail) - self.tail_size)]
+
+    def close(self) -> None:
+        cut = self.total - self.kept - len(self.tail)
+        if cut:
+            lines = self.newlines - self.kept_newlines - self.tail.count(b"\n")
+            self.file.write(f"\n[... {cut} bytes ({lines} newlines) of output cut here: the log keeps the "
+                            f"first {self.head} and the last {self.tail_size} bytes ...]\n".encode())
+        self.file.write(bytes(self.tail) + self.footer.encode())
+        self.file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 class _Stopped(BaseException):
     """The job was sent SIGTERM while a command ran."""
 
 
-def _run(command: str, log, timeout: float | None, usage: dict | None = None) -> int | None:
+def _run(command: str, log: BoundedLog, timeout: float | None, usage: dict | None = None) -> int | None:
     """The command's exit status, or None if it outlived ``timeout`` seconds (then its process
-    group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too. ``usage``
+    group is killed); on any exception (Ctrl-C, SIGTERM) the group is killed too. Its output
+    goes to ``log`` as it comes (_pump), what is left in the pipe after a kill too. ``usage``
     receives what the group used while it ran."""
     monitor = None
     with _stop_signals() as started:
-        proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=log,
+        proc = subprocess.Popen(["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
             started()  # a signal that came while Popen started the session is raised here
             # started inside the try: a SIGTERM while its thread starts still kills the group
             monitor = GroupMonitor(proc.pid)
-            return proc.wait(timeout=timeout)
+            return _pump(proc, log, timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
+            _drain(proc, log, 1.0)
             return None
         except BaseException:
             _kill_group(proc)
+            _drain(proc, log, 1.0)
             raise
         finally:
+            proc.stdout.close()
             if monitor is not None:
                 measured = monitor.stop()
                 if usage is not None:
                     usage.update(measured.to_json())
+
+
+def _pump(proc: subprocess.Popen, log: BoundedLog, timeout: float | None) -> int:
+    """Copy the command's output into ``log`` until bash exits (then what is left in the pipe,
+    and what background processes it left print within AFTER_EXIT_S: they may hold the pipe
+    open, and are not waited for); its exit status. TimeoutExpired after ``timeout``
+    seconds."""
+    end = None if timeout is None else time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    while proc.poll() is None:
+        wait = 0.1 if end is None else min(0.1, end - time.monotonic())
+        if wait <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        if select.select([fd], [], [], wait)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:  # every writer closed the pipe: only bash's exit is left
+                return proc.wait(timeout=None if end is None else max(0.0, end - time.monotonic()))
+            log.write(chunk)
+    _drain(proc, log, AFTER_EXIT_S)
+    return proc.returncode
+
+
+def _drain(proc: subprocess.Popen, log: BoundedLog, seconds: float) -> None:
+    """Copy into ``log`` what the pipe holds and what arrives within ``seconds``, stopping
+    early once every writer has closed it."""
+    fd, end = proc.stdout.fileno(), time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0 and select.select([fd], [], [], left)[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return
+        log.write(chunk)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import typing
 from pathlib import Path
 
 from worldmemory.common.confine import confinement_problem
-from worldmemory.common.ids import check_id
+from worldmemory.common.ids import check_case_distinct, check_id
 from worldmemory.common.limits import fps_problem
 from worldmemory.common.npz import npz_problem
 from worldmemory.common.params import expected
@@ -95,8 +95,8 @@ def sequence_ids(per_kind: int) -> list[tuple[str, str]]:
 def sequence_plan(source: str, per_kind: int) -> list[str]:
     """The ids of the sequences to prepare, in preparation order: the embedded default's
     (sequence_ids), or the sub-directories of a user's directory that hold a video.json, sorted
-    (each a valid id: it names the sequence's results; each folder's files confined and valid:
-    user_video)."""
+    (each a valid id: it names the sequence's results, no two equal up to case; each folder's
+    files confined and valid: user_video)."""
     if source == "embedded":
         return [sequence_id for sequence_id, _ in sequence_ids(per_kind)]
     directory = Path(source)
@@ -105,6 +105,7 @@ def sequence_plan(source: str, per_kind: int) -> list[str]:
     videos = sorted(p.name for p in directory.iterdir() if (p / VIDEO_JSON).is_file())
     if not videos:
         raise ValueError(f"{source}: no 360-degree video directories (with video.json)")
+    check_case_distinct("sequence", videos, f"rename one of the directories in {directory}")
     for name in videos:
         check_id("sequence", name, f"rename the directory {directory / name}")
         user_video(directory / name)

@@ -10,13 +10,13 @@ degrees, fov_deg, width, height, and per-frame camera-to-world rotations of both
 axes, the camera at the origin) and ``request.json`` with every placeholder's value.
 Placeholders: {request} {video} {input_video} {cameras} {width} {height} {n_frames} {fps}
 {sequence}. The command must write ``{video}`` (OUT/<sequence>/video.mp4, any container decord
-reads) with n_frames frames of the target (reference) camera's view. Its output goes to
-OUT/<sequence>/command.log and, with ``--log-dir DIR``, is copied to DIR/<sequence>.log, which
-outlives a failed job (Snakemake deletes OUT); with ``--timeout-minutes M`` the job's commands
-together get M minutes (the model's ``runtime``: see worldmemory.external.TimeLimit); with
-``--store DIR`` the rollout is made in the store and linked into OUT once finished
-(common.rollout_store), ``--model-digest`` (the model entry's version and files) part of its
-identity. Every rollout records its cost (cost.json: common.usage). OUT/<sequence>/
+reads) with n_frames frames of the target (reference) camera's view. Its output goes to one
+log, capped (worldmemory.external.command): DIR/<sequence>.log with ``--log-dir DIR``, which
+outlives a failed job (Snakemake deletes OUT), else OUT/<sequence>/command.log; with
+``--timeout-minutes M`` the job's commands together get M minutes (the model's ``runtime``:
+see worldmemory.external.TimeLimit); with ``--store DIR`` the rollout is made in the store and
+linked into OUT once finished (common.rollout_store), ``--model-digest`` (the model entry's
+version and files) part of its identity. Every rollout records its cost (cost.json: common.usage). OUT/<sequence>/
 rollouts.json lists the sequence's rollout (none for a sequence preparation dropped), and the
 model's OUT/manifest.json (common.rollout_index.collect) all of them, sorted, no timestamps:
 
@@ -72,7 +72,7 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
                       model_digest: str | None = None) -> dict:
     """Roll out ``model`` on the prepared sequence in ``seq_dir`` into ``out_dir``/<sequence>/ and
     write its manifest; returns it. An external ``command``'s run is limited by ``time_limit``,
-    its log copied to ``log_dir``/<sequence>.log if given, the rollout made in the ``store``
+    its log at ``log_dir``/<sequence>.log if given (else beside its request), the rollout made in the ``store``
     directory if given; ``replayed``: the sequence's rollout directories of the models whose videos
     the command replays, and ``model_digest`` (rollout_store.model_digest: the entry's version
     and files), part of the rollout's identity. A sequence preparation dropped gets no
@@ -91,7 +91,7 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
     cost = {"video": None, "truth": None, "cost": f"{seq['id']}/{COST}"}
     if kind == "external":
         store = RolloutStore(store)
-        log_copy = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
+        log = Path(log_dir) / f"{seq['id']}.log" if log_dir else None
         replayed_videos = [v for r in replayed for v in sorted(Path(r).glob("video.*"))]
         identity = identity_digest(with_model({"command": command, "sequence": seq["id"], "cameras": seq["cameras"],
                                                "n_frames": seq["n_frames"], "fps": seq["fps"]}, model_digest),
@@ -101,8 +101,8 @@ def roll_out_sequence(seq_dir, model: str, kind: str, out_dir, params: dict | No
         else:
             work = store.workdir(seq["id"], own)
             usage = {}
-            video = run_model(command, write_request(seq, seq_dir, work), work / "command.log",
-                              PLACEHOLDERS, time_limit or TimeLimit(None), log_copy, usage=usage)
+            video = run_model(command, write_request(seq, seq_dir, work), log or work / "command.log",
+                              PLACEHOLDERS, time_limit or TimeLimit(None), usage=usage)
             check_video(video, seq["n_frames"], f"external model on {seq['id']}",
                         "the model must write one frame per frame of the input video (request.json)")
             write_cost(work, usage, seq["n_frames"])
@@ -163,7 +163,7 @@ def main(argv=None) -> None:
                         help="--kind external: minutes for the job's command (the model's runtime); "
                              "the command is killed when they are up")
     parser.add_argument("--log-dir", default=None,
-                        help="--kind external: copy the command's log to DIR/<sequence>.log, "
+                        help="--kind external: keep the command's log at DIR/<sequence>.log, "
                              "outside --out, which Snakemake deletes when the job fails")
     add_store_arguments(parser, "sequence")
     parser.add_argument("--out", required=True, type=Path,

@@ -452,7 +452,8 @@ def _model_files(study_name: str, study: dict):
 
 def _perception(study_name: str, study: dict):
     """Each capability's backend is one the registry knows (or ``none``), each model an id or a
-    directory (the features' too); no model takes the name of a replay run."""
+    directory (the features' too); no model takes the name of a replay or stress run, even up to
+    case."""
     from worldmemory.external.replays import REPLAY
     from worldmemory.external.template import check_template, safe_word
     from worldmemory.perception import registry
@@ -486,11 +487,12 @@ def _perception(study_name: str, study: dict):
             if problem := event_judge_problem(name):
                 yield problem
     for key, name, _ in _study_models(study_name, study):
-        if REPLAY in name:
-            yield (f"{key}: names with {REPLAY!r} are the replays of the agreement "
+        if REPLAY in name.casefold():  # in any case: a case-insensitive file system would mix them
+            yield (f"{key}: names with {REPLAY!r} (in any case) are the replays of the agreement "
                    f"tables (<model>{REPLAY}, <model>{REPLAY}-<degradation>). Fix: rename the model")
-        if name.startswith(STRESS):
-            yield f"{key}: names starting {STRESS!r} are the stress gallery's runs. Fix: rename the model"
+        if name.casefold().startswith(STRESS):
+            yield (f"{key}: names starting {STRESS!r} (in any case) are the stress gallery's runs. Fix: rename "
+                   "the model")
     yield from _stress(study_name, study)
 
 

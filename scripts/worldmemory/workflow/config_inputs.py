@@ -15,16 +15,23 @@ from __future__ import annotations
 import os
 import re
 
-from worldmemory.common.ids import MAX_LENGTH, check_id, shown
-from worldmemory.perception.estimators import FILE_OPTIONS, parse
+from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, shown
+from worldmemory.perception.estimators import FILE_OPTIONS, parse, weights_slug
 from worldmemory.workflow.runs import persistbench_sequences, worldmembench_cases
 
 # A branch, tag or commit as `--revision` receives it ('-x' would read as an option); a Hugging
 # Face id fetched into a directory named after it and the revision is at most MAX_LENGTH long too.
 REVISION = re.compile(rf"[^-\s]\S{{0,{MAX_LENGTH - 1}}}")
 INTPHYS_BLOCKS = ("O1", "O2", "O3")  # the dev set's blocks (Section 3.5)
-MODEL_BLOCKS = ("permanence.models", "permanence.curricula", "permanence.videomae.models",
-                "worldmembench.models", "persistbench.models")
+# The blocks whose keys name runs, grouped by the folder their results share: names within one
+# group are ids apart even up to case (a permanence curriculum's and VideoMAE's probes sit beside
+# the models', a comparison variant's rollouts beside the study's models').
+NAME_GROUPS = {
+    "permanence": ("permanence.models", "permanence.curricula", "permanence.videomae.models"),
+    "worldmembench": ("worldmembench.models", "worldmembench.comparisons.*.variants"),
+    "worldmembench.comparisons": ("worldmembench.comparisons",),
+    "persistbench": ("persistbench.models",),
+}
 # study -> (the block naming its source, how the workflow lists it, what the source is expected to be)
 USER_DIRECTORIES = {
     "worldmembench": ("cases", worldmembench_cases,
@@ -38,7 +45,9 @@ def input_problems(config: dict):
     """Every problem of the config's inputs, each a string naming the key, the value, what was
     expected and the fix:
 
-    * model names (of every block) are ids of at most MAX_LENGTH characters (common.ids);
+    * model names (of every block, comparisons' variants too) and comparison names are ids
+      (common.ids: at most MAX_LENGTH characters, none Snakemake's periodic-wildcard check
+      refuses), and the names of one NAME_GROUPS group differ in more than case;
     * a user case or 360-degree video directory (``source``) exists and lists as the workflow
       lists it (workflow.runs): every sub-directory's id valid, none a name the workflow uses,
       each case or video valid with its files inside its own folder (common.confine) and
@@ -71,16 +80,30 @@ def input_problems(config: dict):
 
 
 def _names(config: dict):
-    """Model names become file names: at most MAX_LENGTH characters (the schema checks the rest)."""
-    for key in MODEL_BLOCKS:
-        block = config
-        for part in key.split("."):
-            block = block.get(part, {})
-        for name in block:
+    """Names that become file names and wildcard values are ids (the schema checks the pattern,
+    common.ids the length and Snakemake's periodic-wildcard rule); names of one group that are
+    equal up to case would share a directory on a case-insensitive file system."""
+    for group, blocks in NAME_GROUPS.items():
+        named = [(key, name) for block in blocks for key, names in _blocks(config, block) for name in names]
+        for key, name in named:
+            kind = "comparison" if group.endswith("comparisons") else "model"
             try:
-                check_id("model", name, "rename the model")
+                check_id(kind, name, f"rename the {kind}")
             except ValueError as e:
                 yield f"{key}: {e}"
+        for same in case_collisions(name for _, name in named):
+            keys = [f"{key}.{name}" for key, name in named if name in same]
+            yield (f"{' and '.join(keys)}: names equal up to case; on a case-insensitive file system (macOS, "
+                   "Windows) their results would share one directory. Fix: rename one of them")
+
+
+def _blocks(config: dict, block: str):
+    """(key, the mapping at key) of a dotted ``block``; a ``*`` part stands for each key there."""
+    found = [("", config)]
+    for part in block.split("."):
+        found = [(f"{key}.{name}".lstrip("."), value.get(name, {}))
+                 for key, value in found for name in (value if part == "*" else [part])]
+    return found
 
 
 def _revision(key: str, value: str):
@@ -135,7 +158,9 @@ def _human_study_exports(exports):
 
 
 def _estimators(study_name: str, study: dict):
-    """A study's estimators given as mappings: revisions, and fetched ids' length."""
+    """A study's estimators given as mappings: revisions, and fetched ids' length; the directory
+    a fetched one's weights go to (its slug, a wildcard value of rule prefetch_perception) one
+    that Snakemake's periodic-wildcard check accepts."""
     for key, value in _estimator_entries(study_name, study).items():
         estimator = parse(value)
         if "revision" in value:
@@ -143,6 +168,11 @@ def _estimators(study_name: str, study: dict):
         if estimator.fetched and len(estimator.model) > MAX_LENGTH:
             yield (f"{key}.model = {shown(estimator.model)}: a Hugging Face id of more than {MAX_LENGTH} characters "
                    "(it names the directory its weights are fetched into). Fix: correct the id")
+        elif (estimator.fetched and REVISION.fullmatch(estimator.revision)
+              and (problem := periodic(slug := weights_slug(estimator.model, estimator.revision)))):
+            yield (f"{key}.revision = {shown(estimator.revision)}: its weights' directory {shown(slug, 250)} is a "
+                   f"wildcard value, and {problem}. Fix: name the revision another way (a tag, a branch, or "
+                   "the full commit)")
 
 
 def check_estimator_files(key: str, estimator) -> None:

@@ -29,7 +29,7 @@ import yaml
 
 from worldmemory.common.confine import confinement_problem
 from worldmemory.common.geometry import intrinsics, pose
-from worldmemory.common.ids import check_id
+from worldmemory.common.ids import check_case_distinct, check_id
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.metrics.dynamic_memory import event_predicates
 from worldmemory.worlds.raycaster import CATEGORIES, FAMILIES, Box, Event, World, clearance, generate_world, render
@@ -240,12 +240,15 @@ def load_cases(directory) -> list[dict]:
 def user_cases(directory) -> dict[str, dict]:
     """The validated cases of a user's case directory (load_case), id -> manifest, sorted by id.
     Each case's directory must be named by its id, a single path component (common.ids): the
-    workflow plans one job per case from the names and writes each case's results under its id."""
+    workflow plans one job per case from the names and writes each case's results under its id,
+    so no two ids are equal up to case (one directory on a case-insensitive file system)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise ValueError(f"{directory}: not a directory of cases")
     cases = {}
-    for case_dir in sorted(p for p in directory.iterdir() if (p / MANIFEST).is_file()):
+    case_dirs = sorted(p for p in directory.iterdir() if (p / MANIFEST).is_file())
+    check_case_distinct("case", [d.name for d in case_dirs], f"rename one of the directories in {directory}")
+    for case_dir in case_dirs:
         check_id("case", case_dir.name, f"rename the directory {case_dir}")
         case = load_case(case_dir)
         if case["id"] != case_dir.name:

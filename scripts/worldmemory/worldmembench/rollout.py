@@ -19,8 +19,9 @@ sorted, without timestamps (equal inputs give equal bytes), file paths relative 
 
 An external model (``--kind external``) is a command template run once per rollout on the request
 files of external.py; it writes {video} and has no truth channels. Its output goes to the
-rollout's command.log and, with ``--log-dir DIR``, is copied to DIR/{case}/{trajectory}.log,
-which outlives a failed job; with ``--timeout-minutes M`` the job's commands together get M
+log, kept once and capped (worldmemory.external.command): DIR/{case}/{trajectory}.log with
+``--log-dir DIR``, which outlives a failed job (the rules pass results/logs/...), else the
+rollout's command.log; with ``--timeout-minutes M`` the job's commands together get M
 minutes (the model's ``runtime``: see worldmemory.external.TimeLimit) and the one running when
 they are up is killed with its process group. With ``--store DIR`` each external rollout is made
 in the store and linked into the output once finished (common.rollout_store): a rerun of the case
@@ -84,11 +85,11 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
 
     kind "reference": reference model ``reference`` (default: ``model``) with ``params``;
     kind "external": the shell ``command`` template (external.py's contract), its commands
-    limited by ``time_limit``, each one's log copied to ``log_dir``/{case}/{trajectory}.log if
-    ``log_dir`` is given, each rollout made in the ``store`` directory (common.rollout_store) if
-    given; ``replayed``: the case's rollout directories of the models whose videos the command
-    replays, and ``model_digest`` (rollout_store.model_digest: the entry's version and files),
-    part of each rollout's identity.
+    limited by ``time_limit``, each one's log at ``log_dir``/{case}/{trajectory}.log if
+    ``log_dir`` is given (else beside its request), each rollout made in the ``store``
+    directory (common.rollout_store) if given; ``replayed``: the case's rollout directories of
+    the models whose videos the command replays, and ``model_digest``
+    (rollout_store.model_digest: the entry's version and files), part of each rollout's identity.
     Trajectories are ``trajectories.build(name, case's trajectory_params, **trajectory_params)``
     with the case camera's horizontal FoV and the frame size ``width`` x ``height`` (default: the
     case camera's). Prints one progress line per rollout.
@@ -114,12 +115,12 @@ def roll_out_case(case: dict, model: str, kind: str, params: dict, trajectory_pa
         rel = f"{case['id']}/{name}"
         dest = out_dir / rel
         if kind == "external":
-            log_copy = Path(log_dir) / f"{rel}.log" if log_dir else None
+            log = Path(log_dir) / f"{rel}.log" if log_dir else None
             identity = identity_digest(
                 with_model({"command": command, "case": case["id"], "prompt": case["prompt"], "width": w,
                             "height": h, "trajectory": trajectory.to_json()}, model_digest),
                 [case["conditioning_frame"], *(v for r in replayed for v in sorted((Path(r) / name).glob("video.*")))])
-            entry, summary = _external_rollout(command, case, trajectory, w, h, rel, dest, time_limit, log_copy,
+            entry, summary = _external_rollout(command, case, trajectory, w, h, rel, dest, time_limit, log,
                                                rollouts_store, name, identity)
         else:
             dest.mkdir(parents=True, exist_ok=True)
@@ -148,10 +149,11 @@ def _reference_rollout(reference: str, params: dict, case: dict, trajectory, wid
 
 
 def _external_rollout(command: str, case: dict, trajectory, width: int, height: int, rel: str, dest: Path,
-                      time_limit: TimeLimit, log_copy: Path | None, store: RolloutStore, key: str,
+                      time_limit: TimeLimit, log: Path | None, store: RolloutStore, key: str,
                       identity: str) -> tuple[dict, str]:
     """Run the external model on one rollout's request (or link it from the store, finished
-    with the same identity); (its manifest fields, a summary)."""
+    with the same identity), its output logged at ``log`` (default: command.log beside the
+    request); (its manifest fields, a summary)."""
     entry = {"video": None, "truth": None, "instances": {}}
     if store.fetch(key, identity, dest):
         video = next(dest.glob("video.*"))
@@ -159,7 +161,7 @@ def _external_rollout(command: str, case: dict, trajectory, width: int, height: 
     work = store.workdir(key, dest)
     request = write_request(case, trajectory, width, height, work)
     usage = {}
-    video = run_model(command, request, work / "command.log", PLACEHOLDERS, time_limit, log_copy, usage=usage)
+    video = run_model(command, request, log or work / "command.log", PLACEHOLDERS, time_limit, usage=usage)
     h, w = check_video(video, trajectory.n_frames, f"external model on {rel}",
                        f"give the model its native length of this trajectory with trajectory_params: "
                        f"{{{{{trajectory.name}: {{{{n_frames: {{length}}}}}}}}}} in its config entry")
@@ -197,7 +199,7 @@ def main(argv=None) -> None:
                         help="--kind external: minutes for all the job's commands together (the "
                              "model's runtime); the command running when they are up is killed")
     parser.add_argument("--log-dir", default=None,
-                        help="--kind external: copy each command's log to "
+                        help="--kind external: keep each command's log at "
                              "DIR/<case>/<trajectory>.log, outside --out, which Snakemake "
                              "deletes when the job fails")
     add_store_arguments(parser, "case")
