@@ -343,8 +343,8 @@ def _worldmembench(study: dict):
 
 def _human_study_names(study: dict):
     """A human-study model named by a word of the embedded cases' event and checklist texts, which
-    the blinded dynamic page shows: the page build would refuse it (human_study/pages.py)."""
-    from worldmemory.worldmembench.human_study.pages import embedded_texts, named_in
+    the blinded dynamic page shows: the page build would refuse it (human_study/blinding.py)."""
+    from worldmemory.worldmembench.human_study.blinding import embedded_texts, named_in
 
     if study.get("cases", {}).get("source", "embedded") != "embedded":
         return

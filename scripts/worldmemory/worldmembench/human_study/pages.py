@@ -23,8 +23,8 @@ and that digest (a reload or a new session resumes; another study set starts afr
 The hidden key names the rollout behind each side; only media named after the pair or instance
 (media/p0001_A.webm, media/p0001_A_ref0.jpg, media/d001.webm) reach the page, and the build
 refuses a page whose study-set texts (the event and the questions: what the study set may word
-freely) would name a model; the page's own words (static, reference, clip, media, A, B) are
-never a model's name, so a model may be named any of them. Every clip and image is brought to
+freely) would name a model (blinding.py); the page's own words (static, reference, clip, media,
+A, B) are not checked, so a model may be named any of them. Every clip and image is brought to
 the study's one size (``--width`` x ``--height``, worldmembench.cases.width / height;
 common.video.read_video_at), so a model's output resolution does not tell it apart. Clips are
 VP9 WebM (common.video.write_webm), which Debian's Chromium plays from file://; reference frames
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -48,7 +47,7 @@ from PIL import Image
 
 from worldmemory.common.ids import check_id, shown
 from worldmemory.common.video import read_video_at, write_webm
-from worldmemory.worldmembench.cases import EVENTS
+from worldmemory.worldmembench.human_study.blinding import named_in
 from worldmemory.worldmembench.human_study.exports import EVENT_FIELDS, N_ITEMS, STUDIES, UNIT, file_digest
 
 TEMPLATES = Path(__file__).with_name("page")
@@ -197,18 +196,6 @@ def _frames(bounds, n_frames: int, where: str) -> range:
         raise ValueError(f"{where} is {shown(bounds)}, expected [start, end) frame indices with "
                          f"0 <= start < end <= {n_frames} (the rollout's frames); fix the study set")
     return range(*bounds)
-
-
-def named_in(model: str, text: str) -> bool:
-    """Whether ``text`` holds the model's name as a word (any case)."""
-    return re.search(rf"(?<![\w-]){re.escape(model)}(?![\w-])", text, flags=re.IGNORECASE) is not None
-
-
-def embedded_texts() -> list[str]:
-    """The texts the dynamic page shows of the embedded cases (cases.EVENTS: the events and their
-    questions): the config check refuses a human-study model named by one of their words."""
-    return [t for initial, action, expected, questions in EVENTS.values()
-            for t in (initial, action, expected, *questions.values())]
 
 
 def _refuse_model_names(items: list[dict], key_rows, key_file, set_file, study: str) -> None:
