@@ -264,7 +264,10 @@ def test_read_exports_reads_one_export_per_annotator_of_the_study_set(pages, tmp
      r"ann1.static.json: answers pairs 'p9999', 't001' that .*static/pairs.json does not have; read it against the "
      r"study set its page was built from, or remove those answers"),
     ({"ann1.dynamic.json": [("p0001", "A")]},
-     r"ann1.dynamic.json: not an export of the static study by its name, expected <annotator>.static.json"),
+     r"ann1.dynamic.json: an export of the dynamic study; move it to that study's directory"),
+    ({"ann1.json": [("p0001", "A")]},
+     r"ann1.json: not an export's name, expected <annotator>.static.json \(the page's Export\) or the browser's "
+     r"renamed copy '<annotator>.static \(1\).json'; rename it if it is one, or remove it"),
 ])
 def test_read_exports_refuses_duplicates_unknown_ids_and_misplaced_files(pages, tmp_path, files, message):
     with pytest.raises(ValueError, match=message):

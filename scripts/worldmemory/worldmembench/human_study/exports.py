@@ -132,10 +132,12 @@ def read_exports(directory, study: str, set_file) -> list[dict]:
     ids = {entry[unit] for entry in json.loads(set_file.read_text())[f"{unit}s"]}
     exports, seen = [], {}
     for path in paths:
-        if name_annotator(path, study) is None:
-            raise ValueError(f"{path}: not an export of the {study} study by its name, expected "
-                             f"{export_name('<annotator>', study)} (the page's Export); move it to the "
-                             f"{'dynamic' if study == 'static' else 'static'} study's directory or remove it")
+        match = EXPORT_NAME.fullmatch(path.name)
+        if match is None or match["study"] != study:
+            other = f"an export of the {match['study']} study; move it to that study's directory" if match else (
+                f"not an export's name, expected {export_name('<annotator>', study)} (the page's Export) or the "
+                f"browser's renamed copy '<annotator>.{study} (1).json'; rename it if it is one, or remove it")
+            raise ValueError(f"{path}: {other}")
         export = read_export(path, study)
         if export["study_set"] != digest:
             raise ValueError(f"{path}: exported from the study set {export['study_set']}, but {set_file} is "
