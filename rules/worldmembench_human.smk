@@ -3,6 +3,8 @@
 # and 7 beside the paper's values, and the simulated-annotator curve (agreement vs noise). Outside
 # the main job: `snakemake worldmembench_human` builds them all.
 
+import glob
+
 from worldmemory.worldmembench.human_study.exports import STUDY_FILES
 from worldmemory.worldmembench.human_study.study_sets import study_models
 
@@ -15,6 +17,13 @@ WMB_HUMAN_EXPORTS = {
     study: (os.path.join(WMB_HUMAN["exports"], study) if "exports" in WMB_HUMAN else f"{WMB_HUMAN_DIR}/{study}/exports")
     for study in ("static", "dynamic")
 }
+# a real study's export files, listed when the workflow is read: inputs of the tables, so that an
+# export added, removed or corrected in place rebuilds them (the simulated ones are a rule's output)
+WMB_HUMAN_EXPORT_FILES = (
+    [f for d in WMB_HUMAN_EXPORTS.values() for f in sorted(glob.glob(os.path.join(glob.escape(d), "*.json")))]
+    if "exports" in WMB_HUMAN
+    else list(WMB_HUMAN_EXPORTS.values())
+)
 WMB_HUMAN_NOTE = (
     f"real exports from {WMB_HUMAN['exports']} (worldmembench.human_study.exports)"
     if "exports" in WMB_HUMAN
@@ -86,7 +95,7 @@ rule worldmembench_human_simulated:
 rule worldmembench_human_tables:
     input:
         study=WMB_HUMAN_STUDY,
-        exports=list(WMB_HUMAN_EXPORTS.values()),
+        exports=WMB_HUMAN_EXPORT_FILES,
         paper6=repo_path("resources", "paper_values", "worldmembench_table6.csv"),
         paper7=repo_path("resources", "paper_values", "worldmembench_table7.csv"),
         config=CONFIG_STAMP,
@@ -120,10 +129,11 @@ rule worldmembench_human_tables:
         config_sha=CONFIG_SHA,
         dir=lambda wc, input: os.path.dirname(os.path.dirname(input.study[0])),
         note=WMB_HUMAN_NOTE,
+        exports=list(WMB_HUMAN_EXPORTS.values()),
         seeds=json.dumps({"human_study": WMB_HUMAN["seed"]}),
     shell:
         "(python -m worldmemory.worldmembench.human_study.agreement --study-dir {params.dir:q}"
-        " --static-exports {input.exports[0]:q} --dynamic-exports {input.exports[1]:q} --exports-note {params.note:q}"
+        " --static-exports {params.exports[0]:q} --dynamic-exports {params.exports[1]:q} --exports-note {params.note:q}"
         " --table6 {output.table6:q} --paper6 {input.paper6:q} --out-paper6 {output.paper6:q}"
         " --table7 {output.table7:q} --paper7 {input.paper7:q} --out-paper7 {output.paper7:q}"
         " && python -m worldmemory.common.provenance --config {input.config:q} --seeds {params.seeds:q}"

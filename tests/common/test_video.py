@@ -82,6 +82,9 @@ def test_read_video_at_brings_any_size_to_the_case_size(tmp_path):
     small = read_video_at(tmp_path / "same.mkv", 64, 48)
     assert small.shape == (40, 48, 64, 3) and small.dtype == np.uint8
     assert read_video_at(tmp_path / "same.mkv", 256, 192).shape == (40, 192, 256, 3)
+    # only some frames (a human-study page's clip or reference frames), resized or not
+    assert np.array_equal(read_video_at(tmp_path / "big.mkv", 128, 96, frames=[3, 35, 4]), frames[[3, 35, 4]])
+    assert np.array_equal(read_video_at(tmp_path / "same.mkv", 128, 96, frames=range(33, 36)), frames[33:36])
 
 
 def test_a_video_above_32767_pixels_is_read_at_the_case_size(tmp_path):

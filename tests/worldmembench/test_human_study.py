@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from worldmemory.worldmembench.human_study.agreement import majority, table6, table7, vs_paper, win_rates
+from worldmemory.worldmembench.human_study.agreement import (
+    instance_scores,
+    majority,
+    table6,
+    table7,
+    vs_paper,
+    win_rates,
+)
 from worldmemory.worldmembench.human_study.curve import curve
 from worldmemory.worldmembench.human_study.exports import METRICS
 from worldmemory.worldmembench.human_study.simulate import simulate
@@ -15,6 +22,7 @@ from worldmemory.worldmembench.human_study.study_sets import slot_scores, static
 
 ASPECTS8 = ["return_progress"] * 2 + ["persistence_reset"] * 2 + ["final_state"] * 2 + ["causal_physical"] * 2
 MODELS = ["alpha", "bravo", "charlie", "delta"]
+DIGEST = "0" * 64  # a study set's sha256 (exports.file_digest)
 PHASES = [{"name": "V", "start": 0, "end": 8}, {"name": "D1", "start": 8, "end": 12},
           {"name": "R1", "start": 12, "end": 20}, {"name": "D2", "start": 20, "end": 24},
           {"name": "R2", "start": 24, "end": 32}, {"name": "H", "start": 32, "end": 36}]
@@ -28,7 +36,7 @@ def _static(votes_per_pair, automatic, metric="human_identity"):
     """Pairs, key and three exports: pair i gets votes_per_pair[i] and the automatic preference."""
     ids = [f"p{i:04d}" for i in range(1, len(votes_per_pair) + 1)]
     pairs = {"study": "static", "pairs": [{"pair": p, "metric": metric} for p in ids]}
-    key = {"study": "static", "seed": 0, "pairs": [
+    key = {"study": "static", "seed": 0, "study_set": DIGEST, "pairs": [
         {"pair": p, "model_a": "alpha", "model_b": "bravo", "score_a": 0.0, "score_b": 0.0, "automatic": a}
         for p, a in zip(ids, automatic)]}
     exports = [_export("static", f"ann{j}", [{"pair": p, "choice": v[j]} for p, v in zip(ids, votes_per_pair)])
@@ -67,14 +75,15 @@ def test_win_rates_count_every_raw_vote_as_1_half_0():
     assert (rates.loc["bravo", "automatic"], rates.loc["charlie", "automatic"]) == (0, 0.5)
 
 
-def _dynamic(judge_items, human_items, started=None):
-    """Instances, key and three exports (identical answers) from per-instance item lists."""
+def _dynamic(judge_items, human_items, started=None, expected=(1,) * 8):
+    """Instances, key and three exports (identical answers) from per-instance item lists; every
+    question's expected answer ``expected``."""
     n = len(judge_items)
     started = started or [True] * n
     instances = {"study": "dynamic", "instances": [
         {"instance": f"d{i:03d}", "questions": [{"aspect": a, "text": "?"} for a in ASPECTS8]} for i in range(n)]}
-    key = {"study": "dynamic", "seed": 0, "instances": [
-        {"instance": f"d{i:03d}", "model": "alpha", "judge": {"started": s, "items": items}}
+    key = {"study": "dynamic", "seed": 0, "study_set": DIGEST, "instances": [
+        {"instance": f"d{i:03d}", "model": "alpha", "expected": list(expected), "judge": {"started": s, "items": items}}
         for i, (items, s) in enumerate(zip(judge_items, started))]}
     exports = [_export("dynamic", f"ann{j}", [{"instance": f"d{i:03d}", "started": any(items), "items": items}
                                                for i, items in enumerate(human_items)]) for j in range(3)]
@@ -104,10 +113,25 @@ def test_table7_correlates_majority_checklist_scores_with_the_judges():
     assert table7(instances, key, exports).set_index("dimension").loc["overall", "plcc"] == pytest.approx(1.0)
 
 
+def test_an_item_is_satisfied_by_the_keys_expected_answer_behind_the_gate():
+    """Questions are asked as the case words them; the key's expected answer (here No for the
+    even items) decides which answer satisfies an item, and an event not seen to start satisfies
+    none: answers Yes/No/Yes/No... to expected Yes/No/... satisfy all eight."""
+    instances, key, exports = _dynamic([[1] * 8, [1] * 4 + [0] * 4, [0] * 8], [[0] * 8] * 3, expected=(1, 0) * 4)
+    answers = [[1, 0] * 4, [1, 0, 1, 0, 0, 1, 0, 1], [0] * 8]  # all right; the first four right; not started
+    for export in exports:
+        for answer, items in zip(export["answers"], answers):
+            answer.update(items=items, started=any(items))
+    scores = instance_scores(instances, key, exports).set_index("instance")
+    assert list(scores["human_overall"]) == [1.0, 0.5, 0.0]
+    assert list(scores["human_return_progress"]) == [1.0, 1.0, 0.0]
+    assert table7(instances, key, exports).set_index("dimension").loc["overall", "plcc"] == pytest.approx(1.0)
+
+
 def test_the_event_gate_zeroes_a_simulated_answer_that_sees_no_start():
-    key = {"study": "dynamic", "seed": 0, "instances": [
-        {"instance": f"d{i:03d}", "model": "alpha", "judge": {"started": i % 2 == 0, "items": [i % 2 == 0] * 8}}
-        for i in range(40)]}
+    key = {"study": "dynamic", "seed": 0, "study_set": DIGEST, "instances": [
+        {"instance": f"d{i:03d}", "model": "alpha", "expected": [1] * 8,
+         "judge": {"started": i % 2 == 0, "items": [i % 2 == 0] * 8}} for i in range(40)]}
     exact = simulate("dynamic", key, "sim1", 0.0, 0)
     assert [a["started"] for a in exact["answers"]] == [i % 2 == 0 for i in range(40)]
     assert all(a["items"] == [int(a["started"])] * 8 for a in exact["answers"])
@@ -171,9 +195,12 @@ def test_the_static_set_is_blinded_and_its_ab_order_drawn_by_the_seed(tmp_path):
 def test_the_simulated_curve_is_exact_at_noise_0_and_falls_as_noise_rises(tmp_path):
     scores, rollouts = _scores_and_rollouts(tmp_path, n_cases=12)
     pairs, key = static_set(scores, rollouts, MODELS, 84, seed=0)
+    key["study_set"] = DIGEST
     rng = np.random.default_rng(2)
     judge = [list(rng.integers(0, 2, 8)) for _ in range(30)]
-    instances, dynamic_key, _ = _dynamic([[int(x) for x in j] for j in judge], judge)
+    # half the questions expect No: the simulated annotators answer them No where the judge holds them
+    instances, dynamic_key, _ = _dynamic([[int(x) for x in j] for j in judge], judge, expected=(1, 0) * 4)
+    dynamic_key["study_set"] = DIGEST
     study = {"static/pairs.json": pairs, "static/key.json": key, "dynamic/instances.json": instances,
              "dynamic/key.json": dynamic_key}
     table = curve(study, [0.0, 0.1, 0.3, 0.8], annotators=3, seed=0)
@@ -211,3 +238,24 @@ def test_vs_paper_reads_the_papers_ranges_against_our_extremes_without_overall()
 def test_the_metrics_are_the_pages_six():
     assert METRICS == ("human_identity", "human_appearance", "object_appearance", "object_geometry",
                        "env_visible", "env_depth")
+
+
+def test_a_key_of_another_study_set_is_refused_naming_both_digests(tmp_path):
+    """Tables 6 and 7 read a study set with its own draw's key: a key recording another study
+    set's digest (another seed's) stops them, naming both."""
+    from worldmemory.worldmembench.human_study.agreement import read_study
+    from worldmemory.worldmembench.human_study.exports import file_digest
+
+    pairs, key, _ = _static([("A", "A", "A")], ["A"])
+    instances, dynamic_key, _ = _dynamic([[1] * 8], [[1] * 8])
+    for study, shown_set, hidden, name in (("static", pairs, key, "pairs"), ("dynamic", instances, dynamic_key,
+                                                                             "instances")):
+        (tmp_path / study).mkdir()
+        (tmp_path / study / f"{name}.json").write_text(json.dumps(shown_set))
+        hidden["study_set"] = file_digest(tmp_path / study / f"{name}.json")
+        (tmp_path / study / "key.json").write_text(json.dumps(hidden))
+    assert read_study(tmp_path)["static/key.json"] == key
+    (tmp_path / "static/key.json").write_text(json.dumps(key | {"study_set": DIGEST}))
+    with pytest.raises(ValueError, match=rf"static/key.json: the key of the study set {DIGEST}, but "
+                                         rf".*static/pairs.json is {key['study_set']}; rebuild the study sets"):
+        read_study(tmp_path)

@@ -113,25 +113,27 @@ def read_video(path: str | os.PathLike, frames=None) -> np.ndarray:
         return _read_with_ffmpeg(path)[indices]
 
 
-def read_video_at(path: str | os.PathLike, width: int, height: int) -> np.ndarray:
-    """Every frame of ``path`` at ``width`` x ``height``: a model may write any resolution, and
-    every estimator and score reads its video at the case's (reference's) size, so a number
-    never depends on the size the model chose (docs/perception.md, "Any resolution"). Shrinking
-    averages areas (OpenCV's INTER_AREA, exact to rounding: an upsampled video comes back to its
-    source; Pillow's box filter is off by up to 10 grey levels at 832 x 480 -> 128 x 96),
-    enlarging is bilinear; the frames are resized in chunks, so a long 1080p video never sits
-    decoded whole."""
+def read_video_at(path: str | os.PathLike, width: int, height: int, frames=None) -> np.ndarray:
+    """Every frame of ``path`` (or only the indices ``frames``) at ``width`` x ``height``: a model
+    may write any resolution, and every estimator and score reads its video at the case's
+    (reference's) size, so a number never depends on the size the model chose
+    (docs/perception.md, "Any resolution"); the human study's pages show every clip at the
+    study's size. Shrinking averages areas (OpenCV's INTER_AREA, exact to rounding: an upsampled
+    video comes back to its source; Pillow's box filter is off by up to 10 grey levels at 832 x
+    480 -> 128 x 96), enlarging is bilinear; the frames are resized in chunks, so a long 1080p
+    video never sits decoded whole."""
     if width < 1 or height < 1:
         raise ValueError(f"read_video_at({path}): width and height must be >= 1, got {width} x {height}")
     shape = video_shape(path)
     if shape[1:] == (height, width):
-        return read_video(path)
+        return read_video(path, frames)
     import cv2  # only where a model wrote another size
 
     interpolation = cv2.INTER_AREA if shape[1] * shape[2] > height * width else cv2.INTER_LINEAR
-    out = np.empty((shape[0], height, width, 3), np.uint8)
-    for start in range(0, shape[0], _CHUNK):
-        chunk = read_video(path, range(start, min(start + _CHUNK, shape[0])))
+    indices = list(range(shape[0]) if frames is None else frames)
+    out = np.empty((len(indices), height, width, 3), np.uint8)
+    for start in range(0, len(indices), _CHUNK):
+        chunk = read_video(path, indices[start:start + _CHUNK])
         for i, frame in enumerate(chunk):
             out[start + i] = cv2.resize(frame, (width, height), interpolation=interpolation)
     return out

@@ -320,6 +320,22 @@ def _worldmembench(study: dict):
     yield from _model_files("worldmembench", study)
     yield from _perception("worldmembench", study)
     yield from _comparisons(study)
+    yield from _human_study_names(study)
+
+
+def _human_study_names(study: dict):
+    """A human-study model named by a word of the embedded cases' event and checklist texts, which
+    the blinded dynamic page shows: the page build would refuse it (human_study/blinding.py)."""
+    from worldmemory.worldmembench.human_study.blinding import embedded_texts, named_in
+
+    if study.get("cases", {}).get("source", "embedded") != "embedded":
+        return
+    texts = embedded_texts()
+    for model in study.get("human_study", {}).get("models") or study.get("models", {}):
+        if any(named_in(model, text) for text in texts):
+            yield (f"worldmembench.models.{model}: the name is a word of the embedded cases' event and checklist "
+                   f"texts, which the human study's blinded annotation page shows. Fix: rename the model "
+                   f"(e.g. 'model-{model}'), or leave it out of worldmembench.human_study.models")
 
 
 def _study_models(study_name: str, study: dict) -> list[tuple[str, str, dict]]:

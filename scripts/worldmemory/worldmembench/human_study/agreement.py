@@ -13,10 +13,15 @@ Table 6 (Static Memory), one row per metric:
     1/0.5/0), and their automatic win rates over the same pairs (the automatic preference scored
     the same way). NaN with fewer than two models or where either side is constant.
 Table 7 (Dynamic Memory), one row per sub-dimension and Overall: Spearman rho and PLCC (Pearson)
-over the instances between the human score and the judge's. The human reference label of an
-item is the majority of the annotators' gated answers (more than half answer 1; with an even
-number of annotators a tie reads 0, our choice); a score is the fraction of satisfied items
-(the sub-dimension's two, or all eight for Overall). Instances nobody answered are left out.
+over the instances between the human score and the judge's. An annotator satisfies an item when
+the event started (the gate) and the answer is the key's expected one; the human reference label
+of an item is the majority of the annotators' (more than half satisfy it; with an even number of
+annotators a tie reads 0, our choice); a score is the fraction of satisfied items (the
+sub-dimension's two, or all eight for Overall). Instances nobody answered are left out.
+
+The exports are read by exports.read_exports against the study set (its digest, its ids, one
+export per annotator), and the key must record the same study set's digest: another draw of the
+study is refused, never scored.
 
     python -m worldmemory.worldmembench.human_study.agreement --study-dir results/worldmembench/human_study \\
         --static-exports DIR --dynamic-exports DIR --exports-note "..." \\
@@ -37,7 +42,7 @@ import pandas as pd
 from scipy import stats
 
 from worldmemory.report.tables import DECIMALS, write_csv
-from worldmemory.worldmembench.human_study.exports import METRICS, STUDY_FILES, read_export
+from worldmemory.worldmembench.human_study.exports import METRICS, SET_FILES, STUDY_FILES, file_digest, read_exports
 from worldmemory.worldmembench.metrics.dynamic_memory import ASPECTS
 
 WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}  # side A's Win/Tie/Loss
@@ -123,8 +128,9 @@ def instance_scores(instances: dict, key: dict, exports: list[dict]) -> pd.DataF
     for row in key["instances"]:
         if row["instance"] not in answers:
             continue
-        votes = np.array([a["items"] for a in answers[row["instance"]]])
-        human = (votes.sum(axis=0) > len(votes) / 2).astype(float)
+        satisfied = np.array([a["started"] * (np.array(a["items"]) == row["expected"])
+                              for a in answers[row["instance"]]])
+        human = (satisfied.sum(axis=0) > len(satisfied) / 2).astype(float)
         judge = np.array(row["judge"]["items"], float)
         own = aspects[row["instance"]]
         rows.append({"instance": row["instance"], **_dimensions("human", human, own),
@@ -165,17 +171,18 @@ def vs_paper(ours: pd.DataFrame, paper: pd.DataFrame, row: str) -> pd.DataFrame:
 
 
 def read_study(directory) -> dict:
-    """The study sets and keys under ``directory`` (study_sets.py), by their names there."""
-    return {name: json.loads((Path(directory) / name).read_text()) for name in STUDY_FILES}
-
-
-def read_exports(directory, study: str) -> list[dict]:
-    """Every ``<annotator>.json`` of ``directory``, checked (exports.read_export)."""
-    paths = sorted(Path(directory).glob("*.json"))
-    if not paths:
-        raise ValueError(f"{directory}: no annotator exports (<annotator>.json) of the {study} study; "
-                         f"put them there or unset worldmembench.human_study.exports to simulate them")
-    return [read_export(p, study) for p in paths]
+    """The study sets and keys under ``directory`` (study_sets.py), by their names there; each key
+    must record its study set's digest."""
+    directory = Path(directory)
+    study = {name: json.loads((directory / name).read_text()) for name in STUDY_FILES}
+    for name, set_file in SET_FILES.items():
+        key_file = directory / name / "key.json"
+        digest, recorded = file_digest(directory / set_file), study[f"{name}/key.json"].get("study_set")
+        if recorded != digest:
+            raise ValueError(f"{key_file}: the key of the study set {recorded}, but {directory / set_file} is "
+                             f"{digest}; rebuild the study sets (rule worldmembench_human_study_sets) so that "
+                             f"both come from one draw")
+    return study
 
 
 def main(argv=None) -> None:
@@ -190,8 +197,8 @@ def main(argv=None) -> None:
         ap.add_argument(f"--out-paper{name[-1]}", required=True, type=Path)
     args = ap.parse_args(argv)
     study = read_study(args.study_dir)
-    static = read_exports(args.static_exports, "static")
-    dynamic = read_exports(args.dynamic_exports, "dynamic")
+    static, dynamic = (read_exports(directory, name, args.study_dir / SET_FILES[name])
+                       for directory, name in ((args.static_exports, "static"), (args.dynamic_exports, "dynamic")))
     t6 = table6(study["static/pairs.json"], study["static/key.json"], static)
     t7 = table7(study["dynamic/instances.json"], study["dynamic/key.json"], dynamic)
     for table, n, path, paper, out, row in ((t6, len(static), args.table6, args.paper6, args.out_paper6, "metric"),

@@ -1,12 +1,15 @@
 """The annotation pages of WorldMemBench's human study (Appendix F, Figures 8 and 9).
 
-One self-contained page per study, opened from disk (file://) or served by ``python -m
-http.server``: index.html, annotate.js and style.css (the templates in page/ beside this module),
-data.js (the study as ``window.STUDY``, since a file:// page cannot fetch JSON) and media/. The
-page asks the annotator's id once, keeps the answers in the browser's localStorage under the
-study, the annotator and a digest of the study's data (a reload or a new session resumes; another
-study set starts afresh), shows "pair 37 of 504", answers by clicks or keys and exports
-``<annotator>.json`` (exports.py's contract) and a CSV of the same answers.
+One self-contained page per study in its own folder (``<study>/page/``, beside, never above, the
+study set and its hidden key, so that serving the folder, ``python -m http.server -d
+<study>/page``, cannot serve the key; the build refuses a key or study set inside it), opened
+from disk (file://) or served: index.html, annotate.js and style.css (the templates in page/
+beside this module), data.js (the study as ``window.STUDY``, since a file:// page cannot fetch
+JSON) and media/. data.js carries the study set's digest (exports.file_digest of the study-set
+file); the page keeps the answers in the browser's localStorage under the study, the annotator
+and that digest (a reload or a new session resumes; another study set starts afresh), shows "pair
+37 of 504", answers by clicks or keys and exports ``<annotator>.<study>.json`` with the digest
+(exports.py's contract) and a CSV of the same answers.
 
 - static (Figure 8): blinded A/B pairs. Each side shows its own rollout's reference frames (the
   initial observation, ``reference_frames``: Section 4.1 scores a revisit against the fixed
@@ -15,24 +18,27 @@ study set starts afresh), shows "pair 37 of 504", answers by clicks or keys and 
 - dynamic (Figure 9): the whole rollout with its phase ranges (Appendix D.1 gives the judge the
   same ranges), the event, the gate "has the event visibly started during the initial hold?"
   first; if not, the eight items are 0 and disabled, as the judge's gate (Section 4.3). Items are
-  recorded as Yes = 1, No = 0: the contract's questions carry no reference answer, so each is
-  phrased with Yes as the expected answer.
+  the case's questions as worded, recorded as Yes = 1, No = 0 (the expected answers are in the key).
 
 The hidden key names the rollout behind each side; only media named after the pair or instance
 (media/p0001_A.webm, media/p0001_A_ref0.jpg, media/d001.webm) reach the page, and the build
-refuses a page whose data would name a model. Clips are VP9 WebM (common.video.write_webm), which
-Debian's Chromium plays from file://; reference frames are JPEG.
+refuses a page whose study-set texts (the event and the questions: what the study set may word
+freely) would name a model (blinding.py); the page's own words (static, reference, clip, media,
+A, B) are not checked, so a model may be named any of them. Every clip and image is brought to
+the study's one size (``--width`` x ``--height``, worldmembench.cases.width / height;
+common.video.read_video_at), so a model's output resolution does not tell it apart. Clips are
+VP9 WebM (common.video.write_webm), which Debian's Chromium plays from file://; reference frames
+are JPEG.
 
     python -m worldmemory.worldmembench.human_study.pages --study static --set static/pairs.json \\
-        --key static/key.json --rollouts results/worldmembench/rollouts --out static/
+        --key static/key.json --rollouts results/worldmembench/rollouts --width 128 --height 96 \\
+        --out static/page
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -40,8 +46,9 @@ import numpy as np
 from PIL import Image
 
 from worldmemory.common.ids import check_id, shown
-from worldmemory.common.video import read_video, write_webm
-from worldmemory.worldmembench.human_study.exports import N_ITEMS, STUDIES, UNIT
+from worldmemory.common.video import read_video_at, write_webm
+from worldmemory.worldmembench.human_study.blinding import named_in
+from worldmemory.worldmembench.human_study.exports import EVENT_FIELDS, N_ITEMS, STUDIES, UNIT, file_digest
 
 TEMPLATES = Path(__file__).with_name("page")
 PAGE_FILES = {"page.html": "index.html", "annotate.js": "annotate.js", "style.css": "style.css"}
@@ -61,12 +68,22 @@ QUESTIONS = {
 }
 
 
-def build(study: str, set_file, key_file, rollouts, out) -> dict:
-    """Write ``study``'s page into ``out`` from its study set and hidden key; returns the page's data."""
+def build(study: str, set_file, key_file, rollouts, out, size: tuple[int, int]) -> dict:
+    """Write ``study``'s page into the folder ``out`` from its study set and hidden key, every
+    clip and image at ``size`` (width, height); returns the page's data."""
     units = UNIT[study]
-    entries = _read(set_file, study, f"{units}s")
-    key = {row.get(units): row for row in _read(key_file, study, f"{units}s")}
     out, rollouts = Path(out), Path(rollouts)
+    for path in (set_file, key_file):
+        if Path(path).resolve().is_relative_to(out.resolve()):
+            raise ValueError(f"{path} is inside the page's folder {out}, which annotators are served; "
+                             f"build the page into its own folder (<study>/page) beside the study set")
+    digest = file_digest(set_file)
+    entries = _read(set_file, study, f"{units}s")
+    key_data = _read(key_file, study, f"{units}s", whole=True)
+    if key_data.get("study_set") != digest:
+        raise ValueError(f"{key_file}: the key of the study set {key_data.get('study_set')}, but {set_file} is "
+                         f"{digest}; pass the key written with this study set, or rebuild the study sets")
+    key = {row.get(units): row for row in key_data[f"{units}s"]}
     shutil.rmtree(out / MEDIA, ignore_errors=True)
     (out / MEDIA).mkdir(parents=True)
     make = _static_item if study == "static" else _dynamic_item
@@ -76,18 +93,16 @@ def build(study: str, set_file, key_file, rollouts, out) -> dict:
         unit = check_id(units, entry.get(units), f"fix {where}")
         if unit not in key:
             raise ValueError(f"{key_file}: no entry for {units} {unit!r} of {set_file}; rebuild the study set")
-        items.append(make(entry, key[unit], rollouts, out, where, clips))
-    data = {"study": study, "items": items}
-    data["digest"] = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
-    text = "window.STUDY = " + json.dumps(data, indent=1, sort_keys=True) + ";\n"
-    _refuse_model_names(text, key.values(), key_file, study)
-    (out / "data.js").write_text(text)
+        items.append(make(entry, key[unit], rollouts, out, where, clips, size))
+    data = {"study": study, "digest": digest, "items": items}
+    _refuse_model_names(items, key.values(), key_file, set_file, study)
+    (out / "data.js").write_text("window.STUDY = " + json.dumps(data, indent=1, sort_keys=True) + ";\n")
     for template, name in PAGE_FILES.items():
         shutil.copyfile(TEMPLATES / template, out / name)
     return data
 
 
-def _read(path, study: str, field: str) -> list[dict]:
+def _read(path, study: str, field: str, whole: bool = False):
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -96,10 +111,11 @@ def _read(path, study: str, field: str) -> list[dict]:
         raise ValueError(f"{path}: expected {{'study': {study!r}, {field!r}: [...]}} (the human-study contract), "
                          f"got study {shown(data.get('study') if isinstance(data, dict) else data)}; "
                          f"pass the {study} study's files")
-    return data[field]
+    return data if whole else data[field]
 
 
-def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict) -> dict:
+def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict,
+                 size: tuple[int, int]) -> dict:
     item = _fields(pair, ("task", "metric", "case", "trajectory", "revisit", "reference_frames", "revisit_frames"),
                    where)
     if item["metric"] not in QUESTIONS:
@@ -111,17 +127,22 @@ def _static_item(pair: dict, key: dict, rollouts: Path, out: Path, where: str, c
         ref, rev = (_frames(pair.get(f), n, f"{where}.{f}") for f in ("reference_frames", "revisit_frames"))
         shown_refs = np.unique(np.linspace(ref.start, ref.stop - 1, REFERENCE_IMAGES).round().astype(int))
         names = []
-        for j, frame in enumerate(read_video(video, shown_refs)):
+        for j, frame in enumerate(read_video_at(video, *size, frames=shown_refs)):
             names.append(f"{MEDIA}/{pair['pair']}_{side}_ref{j}.jpg")
             Image.fromarray(frame).save(out / names[-1], quality=92)
         clip = f"{MEDIA}/{pair['pair']}_{side}.webm"
-        _write_clip(out, clip, video, rev, fps, clips)
+        _write_clip(out, clip, video, rev, fps, clips, size)
         item[side] = {"reference": names, "clip": clip}
     return item
 
 
-def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict) -> dict:
+def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: str, clips: dict,
+                  size: tuple[int, int]) -> dict:
     item = _fields(instance, ("case", "trajectory", "event", "phases", "questions"), where)
+    if not isinstance(item["event"], dict) or sorted(item["event"]) != sorted(EVENT_FIELDS) or not all(
+            isinstance(v, str) for v in item["event"].values()):
+        raise ValueError(f"{where}.event is {shown(item['event'])}, expected the texts {', '.join(EVENT_FIELDS)}; "
+                         f"rebuild the study set")
     if not isinstance(item["questions"], list) or len(item["questions"]) != N_ITEMS:
         raise ValueError(f"{where}.questions is {shown(item['questions'])}, expected {N_ITEMS} checklist "
                          f"questions; fix the study set")
@@ -129,19 +150,20 @@ def _dynamic_item(instance: dict, key: dict, rollouts: Path, out: Path, where: s
     for j, phase in enumerate(item["phases"]):
         _frames([phase.get("start"), phase.get("end")], n, f"{where}.phases[{j}]")
     clip = f"{MEDIA}/{instance['instance']}.webm"
-    _write_clip(out, clip, video, range(n), fps, clips)
+    _write_clip(out, clip, video, range(n), fps, clips, size)
     return item | {"id": instance["instance"], "clip": clip, "fps": fps, "n_frames": n}
 
 
-def _write_clip(out: Path, name: str, video: Path, frames: range, fps: float, clips: dict) -> None:
-    """``frames`` of ``video`` as the WebM ``out/name``. A slot shown in several pairs (one per
+def _write_clip(out: Path, name: str, video: Path, frames: range, fps: float, clips: dict,
+                size: tuple[int, int]) -> None:
+    """``frames`` of ``video`` at ``size`` as the WebM ``out/name``. A slot shown in several pairs (one per
     metric) is encoded once and copied under each pair's own name (the name must not tell pairs
     apart); the encoding is bit-exact, so the copy is what a second encoding would write."""
     source = (video, frames.start, frames.stop)
     if source in clips:
         shutil.copyfile(out / clips[source], out / name)
         return
-    write_webm(out / name, read_video(video, frames), fps)
+    write_webm(out / name, read_video_at(video, *size, frames=frames), fps)
     clips[source] = name
 
 
@@ -176,13 +198,17 @@ def _frames(bounds, n_frames: int, where: str) -> range:
     return range(*bounds)
 
 
-def _refuse_model_names(text: str, key_rows, key_file, study: str) -> None:
-    """Blinding (Appendix F): the page's data must not name a model of the key."""
+def _refuse_model_names(items: list[dict], key_rows, key_file, set_file, study: str) -> None:
+    """Blinding (Appendix F): the study set's free texts on the page (the event, the questions)
+    must not name a model of the key. The page's own words and ids are not checked: they are the
+    same for every model."""
     models = {row[f] for row in key_rows for f in ("model", "model_a", "model_b") if f in row}
-    for model in sorted(models):
-        if re.search(rf"(?<![\w-]){re.escape(model)}(?![\w-])", text, flags=re.IGNORECASE):
-            raise ValueError(f"{key_file}: model {model!r} would appear on the blinded {study} page; "
-                             f"remove it from the study set's texts")
+    for item in items:
+        texts = [*item.get("event", {}).values(), *(q.get("text", "") for q in item.get("questions", []))]
+        for model in sorted(m for m in models if any(named_in(m, t) for t in texts)):
+            raise ValueError(f"{set_file}: model {model!r} ({key_file}) would appear on the blinded {study} page "
+                             f"in the texts of {item['id']} (case {item['case']}); reword the case's event and "
+                             f"questions or rename the model in worldmembench.models")
 
 
 def main(argv=None) -> None:
@@ -192,9 +218,11 @@ def main(argv=None) -> None:
                     help="static/pairs.json or dynamic/instances.json (what annotators may see)")
     ap.add_argument("--key", required=True, type=Path, help="the study's key.json (the hidden models)")
     ap.add_argument("--rollouts", required=True, type=Path, help="results/worldmembench/rollouts")
-    ap.add_argument("--out", required=True, type=Path, help="the page's directory")
+    ap.add_argument("--width", required=True, type=int, help="the study's clip and image width")
+    ap.add_argument("--height", required=True, type=int, help="the study's clip and image height")
+    ap.add_argument("--out", required=True, type=Path, help="the page's own folder (<study>/page)")
     args = ap.parse_args(argv)
-    data = build(args.study, args.set_file, args.key, args.rollouts, args.out)
+    data = build(args.study, args.set_file, args.key, args.rollouts, args.out, (args.width, args.height))
     print(f"{args.out / 'index.html'}: {len(data['items'])} {UNIT[args.study]}s")
 
 

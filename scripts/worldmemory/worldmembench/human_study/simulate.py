@@ -7,9 +7,11 @@ further from the key.
 - static: the annotator perceives the difference score_a - score_b + noise * sqrt(2) * e (each
   side read with noise); a perceived difference within TIE_BAND * noise of 0 is a Tie, else the
   side it favours. Noise 0 gives the automatic preference (pairwise agreement 100%).
-- dynamic: the start decision and each of the eight gated items (0/1 in the key) is read as
-  value + noise * e and answered Yes above 0.5; an annotator who sees no start answers every item
-  0 (the event gate). Noise 0 gives the judge's answers.
+- dynamic: the start decision and each of the eight gated items (0/1 in the key: whether the
+  question's expected answer holds) is read as value + noise * e and held above 0.5; a held item
+  is answered with the key's expected answer, another with the other one (Yes = 1, No = 0). An
+  annotator who sees no start answers every item 0 (the event gate). Noise 0 gives the judge's
+  answers.
 Our choices (the paper's annotators are people): the Gaussian reading and the tie band.
 
     python -m worldmemory.worldmembench.human_study.simulate --study static --key static/key.json \\
@@ -26,7 +28,15 @@ from pathlib import Path
 import numpy as np
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.worldmembench.human_study.exports import N_ITEMS, NAMESPACE, STUDIES, UNIT, preference, write_json
+from worldmemory.worldmembench.human_study.exports import (
+    N_ITEMS,
+    NAMESPACE,
+    STUDIES,
+    UNIT,
+    export_name,
+    preference,
+    write_json,
+)
 
 TIE_BAND = 0.5  # a perceived difference within half the noise level reads as a Tie
 
@@ -50,9 +60,10 @@ def simulate(study: str, key: dict, annotator: str, noise: float, seed: int) -> 
         for row, e in zip(rows, draws):
             judge = row["judge"]
             started = bool(float(judge["started"]) + noise * e[0] > 0.5)
-            items = [int(started and item + noise * x > 0.5) for item, x in zip(judge["items"], e[1:])]
+            held = [item + noise * x > 0.5 for item, x in zip(judge["items"], e[1:])]
+            items = [int(started and (expected if h else 1 - expected)) for h, expected in zip(held, row["expected"])]
             answers.append({"instance": row["instance"], "started": started, "items": items})
-    return {"study": study, "annotator": annotator, "answers": answers}
+    return {"study": study, "study_set": key["study_set"], "annotator": annotator, "answers": answers}
 
 
 def _choice(score_a: float, score_b: float, noise: float, e: float) -> str:
@@ -84,7 +95,7 @@ def main(argv=None) -> None:
     noise = check_noise(args.noise, "--noise (worldmembench.human_study.noise)")
     key = json.loads(args.key.read_text())
     for export in simulated_exports(args.study, key, args.annotators, noise, args.seed):
-        write_json(export, args.out / f"{export['annotator']}.json")
+        write_json(export, args.out / export_name(export["annotator"], args.study))
     print(f"{args.out}: {args.annotators} simulated annotators of the {args.study} study at noise {noise}")
 
 

@@ -15,11 +15,14 @@ hidden key, per study, in the human-study file contract (pages.py reads them).
   drawn along different phases (a run's own trajectory parameters) is left out.
   Environment Reconstruction, which the paper's six-metric study leaves out, has no question.
 - dynamic (Figure 9): instances (a model's LR-Hold rollout of a dynamic case), drawn by the seed,
-  at most ``instances`` (the paper: 50). Each carries the event (initial state, action, expected
-  next state), the planned camera phases (Appendix D.1) and the case's eight checklist questions,
-  phrased so that Yes is the expected answer: a question whose reference answer is No is asked
-  as whether its answer is No (our wording; the page records Yes = 1). The key holds the judge's
-  start decision and its gated item scores (score.py's ``dyn_item`` rows), in the same order.
+  at most ``instances`` (the paper: 50). Each carries the event (its initial state, action and
+  expected next state), the planned camera phases (Appendix D.1) and the case's eight checklist
+  questions, as the case words them (the page records Yes = 1, No = 0). The key holds the questions'
+  expected answers (the case's reference answers, 1 = Yes), the judge's start decision and its
+  gated item scores (score.py's ``dyn_item`` rows: 1 = the expected answer), in the same order.
+
+Each key records the sha256 of its study-set file (``study_set``, exports.file_digest), as the
+page and every export do: Tables 6 and 7 refuse exports of another study set.
 
     python -m worldmemory.worldmembench.human_study.study_sets --scores results/worldmembench/scores \\
         --models omniscient amnesic --cases results/worldmembench/cases/dynamic_000 \\
@@ -41,10 +44,12 @@ import pandas as pd
 from worldmemory.common.seeds import stable_rng
 from worldmemory.worldmembench.cases import load_case
 from worldmemory.worldmembench.human_study.exports import (
+    EVENT_FIELDS,
     METRICS,
     N_ITEMS,
     NAMESPACE,
     STUDY_FILES,
+    file_digest,
     preference,
     write_json,
 )
@@ -114,18 +119,6 @@ def static_set(scores: pd.DataFrame, rollouts, models: list[str], pairs_per_metr
     return {"study": "static", "pairs": pairs}, {"study": "static", "seed": seed, "pairs": key}
 
 
-def question_text(question: dict) -> str:
-    """The checklist question phrased so that Yes is the expected answer (see the module doc)."""
-    if question["reference_answer"]:
-        return question["question"]
-    return f"Is the answer to this question No? {question['question']}"
-
-
-def event_text(case: dict) -> str:
-    return (f"Initial state: {case['initial_state']} Action: {case['action']} "
-            f"Expected next state: {case['expected_next_state']}")
-
-
 def dynamic_set(scores: pd.DataFrame, case_dirs, rollouts, models: list[str], instances: int,
                 seed: int) -> tuple[dict, dict]:
     """(instances.json, key.json) of the dynamic study; ``case_dirs``: the dynamic cases' directories."""
@@ -148,11 +141,14 @@ def dynamic_set(scores: pd.DataFrame, case_dirs, rollouts, models: list[str], in
         case = load_case(case_dirs[case_id])
         traj = load_trajectory(rollouts / model / case_id / trajectory / "trajectory.json")
         instance = f"d{n:03d}"
-        shown.append({"instance": instance, "case": case_id, "trajectory": trajectory, "event": event_text(case),
+        shown.append({"instance": instance, "case": case_id, "trajectory": trajectory,
+                      "event": {f: case[f] for f in EVENT_FIELDS},
                       "phases": [{"phase": p["label"], "start": p["start"], "end": p["end"]}
                                  for p in phase_ranges(traj)],
-                      "questions": [{"aspect": q["aspect"], "text": question_text(q)} for q in case["questions"]]})
-        key.append({"instance": instance, "model": model, "judge": {"started": started, "items": items}})
+                      "questions": [{"aspect": q["aspect"], "text": q["question"]} for q in case["questions"]]})
+        key.append({"instance": instance, "model": model,
+                    "expected": [int(q["reference_answer"]) for q in case["questions"]],
+                    "judge": {"started": started, "items": items}})
     return {"study": "dynamic", "instances": shown}, {"study": "dynamic", "seed": seed, "instances": key}
 
 
@@ -170,8 +166,10 @@ def main(argv=None) -> None:
     scores = read_scores([args.scores / m / f"{f}.csv" for m in sorted(args.models) for f in ("static", "dynamic")])
     pairs, static_key = static_set(scores, args.rollouts, args.models, args.pairs_per_metric, args.seed)
     instances, dynamic_key = dynamic_set(scores, args.cases, args.rollouts, args.models, args.instances, args.seed)
-    for data, path in zip((pairs, static_key, instances, dynamic_key), STUDY_FILES):
-        write_json(data, args.out / path)
+    for shown_set, key, (set_path, key_path) in ((pairs, static_key, STUDY_FILES[:2]),
+                                                  (instances, dynamic_key, STUDY_FILES[2:])):
+        write_json(shown_set, args.out / set_path)
+        write_json(key | {"study_set": file_digest(args.out / set_path)}, args.out / key_path)
     counts = pd.Series([p["metric"] for p in pairs["pairs"]]).value_counts().reindex(METRICS, fill_value=0)
     print(f"static: {len(pairs['pairs'])} pairs ({', '.join(f'{m} {n}' for m, n in counts.items())}); "
           f"dynamic: {len(instances['instances'])} instances")

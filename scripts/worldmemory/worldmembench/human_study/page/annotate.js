@@ -1,6 +1,7 @@
 // The annotation page of WorldMemBench's human study (Appendix F, Figures 8 and 9): one study
 // (window.STUDY, from data.js), answered by clicks or keys, kept in localStorage per study,
-// annotator and study digest, exported as <annotator>.json (human_study/exports.py's contract).
+// annotator and study-set digest, exported as <annotator>.<study>.json with that digest
+// (human_study/exports.py's contract) and as <annotator>.<study>.csv.
 "use strict";
 (function () {
   const S = window.STUDY;
@@ -77,14 +78,14 @@
   }
 
   function exportJson() {
-    const data = { study: S.study, annotator, answers: exported() };
-    download(annotator + ".json", JSON.stringify(data, null, 1) + "\n", "application/json");
+    const data = { study: S.study, study_set: S.digest, annotator, answers: exported() };
+    download(annotator + "." + S.study + ".json", JSON.stringify(data, null, 1) + "\n", "application/json");
   }
 
   function exportCsv() {
     const head = STATIC ? "pair,choice" : "instance,started," + [1, 2, 3, 4, 5, 6, 7, 8].map((i) => "item" + i).join(",");
     const rows = exported().map((a) => STATIC ? a.pair + "," + a.choice : [a.instance, a.started, ...a.items].join(","));
-    download(annotator + ".csv", [head, ...rows].join("\n") + "\n", "text/csv");
+    download(annotator + "." + S.study + ".csv", [head, ...rows].join("\n") + "\n", "text/csv");
   }
 
   function go(step) {
@@ -164,7 +165,9 @@
         yesNo(value, set(1), set(0), gated, "item-" + (i + 1)));
     });
     const started = a.started === null ? null : a.started ? 1 : 0;
-    return [el("p", { class: "question" }, "Event: " + item.event),
+    const event = "Initial state: " + item.event.initial_state + " Action: " + item.event.action +
+      " Expected next state: " + item.event.expected_next_state;
+    return [el("p", { class: "question" }, "Event: " + event),
       el("p", { class: "meta" }, item.case + " \u00b7 " + item.trajectory),
       video, el("div", { class: "timeline" }, ...phases, cursor), frameText,
       el("div", { class: "gate" }, "Has the event visibly started during the initial hold? ",
@@ -198,7 +201,7 @@
     event.preventDefault();
     const name = $("annotator").value.trim();
     if (ANNOTATOR.test(name)) begin(name);
-    else $("login-error").textContent = "use letters, digits, _ and - only (the export is <id>.json)";
+    else $("login-error").textContent = "use letters, digits, _ and - only (the export is <id>." + S.study + ".json)";
   };
   $("switch").onclick = login;
   $("prev").onclick = () => go(-1);
