@@ -95,9 +95,18 @@ def test_hostile_values_reach_the_shell_as_one_word(tmp_path, snakemake):
     config = hostile_config(tmp_path)
     path = tmp_path / "hostile.yaml"
     path.write_text(yaml.safe_dump(config))
-    workdir = tmp_path / f"work {HOSTILE}"
+    targets = ("results/table2.csv", "results/persistbench/table1.csv")
+    # the absolute results/ path fills an external model's placeholders, so it must be a safe word
+    # (worldmemory.external.template): a working directory holding shell syntax is refused first
+    hostile_dir = tmp_path / f"work {HOSTILE}"
+    hostile_dir.mkdir()
+    refused = snakemake(hostile_dir, path, "-n", *targets, check=False)
+    message = refused.stdout + refused.stderr
+    assert refused.returncode and "worldmembench.models.external.command: placeholder {video} would be" in message
+    assert "not a safe word" in message and not (hostile_dir / "results").exists()
+    workdir = tmp_path / "work"
     workdir.mkdir()
-    printed = snakemake(workdir, path, "-n", "-p", "results/table2.csv", "results/persistbench/table1.csv").stdout
+    printed = snakemake(workdir, path, "-n", "-p", *targets).stdout
     values = [config["dinov2"], os.path.join(config["worldmembench"]["cases"]["source"], "human_000"),
               config["persistbench"]["sequences"]["source"],
               config["worldmembench"]["models"]["external"]["command"],
