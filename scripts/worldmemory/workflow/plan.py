@@ -1,17 +1,27 @@
-"""What a run of the benchmark studies will cost before it starts: ``./run.sh plan``.
+"""What a run will cost before it starts: ``./run.sh plan``.
 
-    ./run.sh plan --configfile config/paper.yaml --gpus 8
+    ./run.sh plan [TARGETS] --configfile config/paper.yaml my_model.yaml --gpus 8
 
-prints, per study and run (model, or a reference model's replay), the cases and rollouts, the
-jobs Snakemake will plan (one rollout, perception and score job per case: worldmemory/workflow/
-runs.py, which the rules plan from too), the minutes per rollout and where they come from, the
-device-hours of the rollouts, and the wall time of the GPU rollouts on N GPUs. Minutes per
-rollout are the median of the rollouts this working directory has recorded (each rollout's
-cost.json; a few cases run first give a model's figure), else the model's ``rollout_minutes``
-in the config, else unknown. Only the rollouts are priced: they dominate at the papers' size
-(Appendix H: 322 s per 493-frame video on a GPU); perception and scoring are counted as jobs.
-The wall time is the GPU-hours shared by N GPUs, but never less than the longest single case
-job (a case's rollouts run one after another on one GPU).
+Snakemake itself reads the workflow and builds the DAG of TARGETS (default: rule all) in the
+working directory (worldmemory.workflow.dag): the config is the one the run reads (the files
+deep-merged as Snakemake merges them, validated and checked), and the jobs are the ones
+``./run.sh snakemake -n TARGETS`` plans, no more (a finished job is not counted again). Each job
+still to run is priced, and the table says where each figure comes from:
+
+* a rollout job (one case's videos, or one PersistBench sequence) by its frames: **recorded** --
+  the median minutes per frame of the model's rollouts this working directory has made (each
+  rollout's cost.json holds its wall time and frames) times the frames each video will have
+  (the trajectory's n_frames after the model's trajectory_params; PersistBench's
+  ``sequences.n_frames``); else **config** -- the model's ``rollout_minutes``, taken as stated,
+  per video of the planned length; else **unknown**;
+* a perception job, and any other job that asks for a GPU (the permanence probes and training on
+  ``device: cuda``), at its ``runtime`` resource: **limit**, the job's time limit (an estimator's
+  minutes per case, worldmemory.perception.estimators), an upper bound rather than a measurement;
+* the other CPU jobs (case renders, scores, tables) are counted, not priced.
+
+Device-hours are minutes x the job's GPUs (1 for a CPU job). The wall time is the GPU-hours
+shared by N GPUs, but never less than the longest single GPU job (a case's rollouts run one after
+another on one GPU). The papers' rollouts dominate (Appendix H: 322 s per 493-frame video on a GPU).
 """
 
 from __future__ import annotations
@@ -20,116 +30,158 @@ import argparse
 import json
 import math
 import statistics
+from collections import defaultdict
 from pathlib import Path
 
 import pandas as pd
 
-from worldmemory.workflow.config_files import load_config_file
-from worldmemory.workflow.runs import benchmark_runs, persistbench_sequences, worldmembench_cases
+from worldmemory.workflow.dag import Job, snakemake_dag
+from worldmemory.workflow.runs import benchmark_runs, worldmembench_cases
+from worldmemory.worldmembench.trajectories import DEFAULT_N_FRAMES, merge_params, resolve
 
-REPO = Path(__file__).resolve().parents[3]
 STUDIES = ("worldmembench", "persistbench")
-COLUMNS = ["study", "run", "kind", "gpu", "cases", "rollouts", "jobs", "min_per_rollout", "source",
-           "device_hours", "longest_job_h"]
+UNIT = {"worldmembench": "case", "persistbench": "sequence"}
+COLUMNS = ["rule", "run", "gpu", "jobs", "videos", "frames", "min_per_job", "source", "device_hours",
+           "longest_job_h"]
 
 
-def load_config(configfiles: list[Path]) -> dict:
-    """The config as the workflow reads it: the embedded default, or the given files (which
-    replace it), with the schema's defaults filled in."""
-    from snakemake.utils import validate
-
-    config = {}
-    for path in configfiles or [REPO / "config" / "config.yaml"]:
-        config.update(load_config_file(path))
-    validate(config, str(REPO / "config" / "schemas" / "config.schema.yaml"), set_default=True)
-    return config
+def recorded_minutes_per_frame(results: Path, study: str, run: str) -> list[float]:
+    """Minutes per frame of every rollout of ``run`` recorded under ``results`` (cost.json: wall_s
+    and n_frames)."""
+    costs = [json.loads(p.read_text()) for p in sorted((results / study / "rollouts" / run).glob("**/cost.json"))]
+    return [c["wall_s"] / 60 / c["n_frames"] for c in costs if c.get("n_frames")]
 
 
-def units(study: str, block: dict) -> dict[str, int]:
-    """Unit (case or sequence) -> rollouts per run."""
-    if study == "worldmembench":
-        return {case: len(spec["trajectories"]) for case, spec in worldmembench_cases(block).items()}
-    return {sequence: 1 for sequence in persistbench_sequences(block)}
+class RolloutPrices:
+    """Frames and minutes of each study's rollout jobs, from the config and the recorded costs."""
+
+    def __init__(self, config: dict, results: Path):
+        self.config, self.results = config, results
+        self.runs = {s: benchmark_runs(s, config[s]) for s in STUDIES if s in config}
+        self.cases = worldmembench_cases(config["worldmembench"]) if "worldmembench" in config else {}
+        self.per_frame = {}
+
+    def frames(self, study: str, run: str, unit: str) -> list[int]:
+        """The frames of each video of ``run``'s rollout job of ``unit``."""
+        block = self.config[study]
+        if study == "persistbench":
+            return [block["sequences"]["n_frames"]]
+        params = merge_params(block["trajectory_params"], self.runs[study][run].get("trajectory_params", {}))
+        return [resolve(name, params).get("n_frames", DEFAULT_N_FRAMES) for name in self.cases[unit]["trajectories"]]
+
+    def minutes(self, study: str, run: str, frames: list[int]) -> tuple[float, str]:
+        """(minutes of one job making videos of ``frames``, where the figure comes from)."""
+        key = (study, run)
+        if key not in self.per_frame:
+            self.per_frame[key] = recorded_minutes_per_frame(self.results, study, run)
+        recorded = self.per_frame[key]
+        if recorded:
+            return statistics.median(recorded) * sum(frames), f"recorded ({len(recorded)} videos)"
+        spec = self.runs[study][run]
+        if "rollout_minutes" in spec:
+            return float(spec["rollout_minutes"]) * len(frames), "config (rollout_minutes per video)"
+        return math.nan, "unknown"
 
 
-def recorded_minutes(results: Path, study: str, run: str) -> list[float]:
-    """Minutes of every rollout of ``run`` recorded under ``results`` (cost.json)."""
-    root = results / study / "rollouts" / run
-    return [json.loads(p.read_text())["wall_s"] / 60 for p in sorted(root.glob("**/cost.json"))]
+def price(job: Job, rollouts: RolloutPrices) -> dict:
+    """A job's row: its videos and frames (a rollout job), minutes and where they come from."""
+    gpu = int(job.resources.get("gpu", 0))
+    study = job.rule.removesuffix("_rollout")
+    row = {"rule": job.rule, "run": job.wildcards.get("model", ""), "gpu": gpu, "videos": 0, "frames": 0}
+    if job.rule.endswith("_rollout") and study in STUDIES:
+        frames = rollouts.frames(study, row["run"], job.wildcards[UNIT[study]])
+        minutes, source = rollouts.minutes(study, row["run"], frames)
+        row.update(videos=len(frames), frames=sum(frames))
+    elif job.rule.endswith("_perceive") or gpu > 0:
+        minutes, source = float(job.resources["runtime"]), "limit (runtime resource)"
+    else:
+        minutes, source = math.nan, "not priced"
+    return {**row, "minutes": minutes, "source": source}
 
 
-def plan(config: dict, results: Path) -> pd.DataFrame:
-    """A row per study and run (COLUMNS)."""
+def plan(config: dict, jobs: list[Job], results: Path) -> pd.DataFrame:
+    """A row per rule, run, GPUs and price source of the jobs still to run (COLUMNS)."""
+    rollouts = RolloutPrices(config, results)
+    groups = defaultdict(list)
+    for job in jobs:
+        if job.needrun:
+            row = price(job, rollouts)
+            groups[(row["rule"], row["run"], row["gpu"], row["source"])].append(row)
     rows = []
-    for study in STUDIES:
-        if study not in config:
-            continue
-        block = config[study]
-        per_unit = units(study, block)
-        for run, spec in sorted(benchmark_runs(study, block).items()):
-            recorded = recorded_minutes(results, study, run)
-            if recorded:
-                minutes, source = statistics.median(recorded), f"recorded ({len(recorded)})"
-            elif "rollout_minutes" in spec:
-                minutes, source = float(spec["rollout_minutes"]), "config"
-            else:
-                minutes, source = math.nan, "unknown"
-            estimated = spec["kind"] == "external"
-            rollouts = sum(per_unit.values())
-            rows.append({"study": study, "run": run, "kind": "replay" if "replays" in spec else spec["kind"],
-                         "gpu": spec.get("gpu", 0), "cases": len(per_unit), "rollouts": rollouts,
-                         # a rollout, a score and (estimated runs) a perception job per case, two lists per run
-                         "jobs": len(per_unit) * (3 if estimated else 2) + 2,
-                         "min_per_rollout": minutes, "source": source,
-                         "device_hours": rollouts * minutes / 60 * max(spec.get("gpu", 0), 1),
-                         "longest_job_h": max(per_unit.values()) * minutes / 60})
+    for (rule, run, gpu, source), members in sorted(groups.items()):
+        minutes = [m["minutes"] for m in members]
+        rows.append({"rule": rule, "run": run, "gpu": gpu, "jobs": len(members),
+                     "videos": sum(m["videos"] for m in members), "frames": sum(m["frames"] for m in members),
+                     "min_per_job": statistics.mean(minutes), "source": source,
+                     "device_hours": sum(minutes) / 60 * max(gpu, 1), "longest_job_h": max(minutes) / 60})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def wall_hours(table: pd.DataFrame, gpus: int) -> float:
-    """Wall hours of the priced GPU runs' rollouts on ``gpus`` GPUs."""
-    on_gpu = table[(table["gpu"] > 0) & table["device_hours"].notna()]
+def wall_hours(rows: pd.DataFrame, gpus: int) -> float:
+    """Wall hours of the priced GPU jobs ``rows`` on ``gpus`` GPUs."""
+    on_gpu = rows[(rows["gpu"] > 0) & rows["device_hours"].notna()]
     if on_gpu.empty:
         return 0.0
     return max(on_gpu["device_hours"].sum() / gpus, on_gpu["longest_job_h"].max())
 
 
-def summary(table: pd.DataFrame, gpus: int) -> str:
-    lines = [f"jobs: {int(table['jobs'].sum())} per-case and list jobs (plus each study's cases and tables)"]
-    for device, runs in (("GPU", table[table["gpu"] > 0]), ("CPU", table[table["gpu"] == 0])):
-        priced = runs[runs["device_hours"].notna()]
-        line = (f"{device} rollouts: {int(runs['rollouts'].sum())} videos; {priced['device_hours'].sum():.1f} "
-                f"{device}-hours over the {len(priced)} of {len(runs)} runs priced")
+def summary(table: pd.DataFrame, gpus: int, total_jobs: int) -> str:
+    """The totals: jobs, then per device the rollouts' expected hours (recorded or config) and the
+    other priced jobs' hours at their time limits, kept apart (an upper bound is no estimate)."""
+    to_run = int(table["jobs"].sum())
+    lines = [f"jobs: {to_run} to run (what `snakemake -n` plans for these targets), {total_jobs - to_run} "
+             "already done"]
+    limits = table["source"].str.startswith("limit")
+    for device, on in (("GPU", table["gpu"] > 0), ("CPU", table["gpu"] == 0)):
+        rollouts = table[on & table["rule"].str.endswith("_rollout")]
+        priced = rollouts[rollouts["device_hours"].notna()]
+        by_source = ", ".join(f"{h:.1f} {source.split(' ')[0]}" for source, h in
+                              priced.groupby("source")["device_hours"].sum().sort_index().items())
+        line = (f"{device} rollouts: {int(rollouts['videos'].sum())} videos in {int(rollouts['jobs'].sum())} jobs; "
+                f"{priced['device_hours'].sum():.1f} {device}-hours over the {int(priced['jobs'].sum())} jobs priced "
+                f"({by_source or 'none'})")
         if device == "GPU":
-            line += f"; on {gpus} GPU(s) about {wall_hours(table, gpus):.1f} h wall"
+            line += f"; on {gpus} GPU(s) about {wall_hours(rollouts, gpus):.1f} h wall"
         lines.append(line)
-    unknown = table[table["source"] == "unknown"]["run"].tolist()
+        bounded = table[on & limits]
+        if not bounded.empty:
+            line = (f"{device} perception and other jobs: {int(bounded['jobs'].sum())} jobs; at most "
+                    f"{bounded['device_hours'].sum():.1f} {device}-hours at their runtime limits")
+            if device == "GPU":
+                line += f"; on {gpus} GPU(s) at most {wall_hours(bounded, gpus):.1f} h wall"
+            lines.append(line)
+    lines.append("sources: recorded = measured here (cost.json minutes per frame x planned frames); "
+                 "config = rollout_minutes per video, assumed; limit = the job's runtime resource, an upper bound")
+    unknown = sorted(set(table[table["source"] == "unknown"]["run"]))
     if unknown:
-        lines.append(f"unpriced (no recorded rollout, no rollout_minutes in the config): {', '.join(unknown)}")
+        lines.append(f"unpriced rollouts (no recorded rollout, no rollout_minutes in the config): {', '.join(unknown)}")
     return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*", help="the targets (files or rules) to plan (default: rule all)")
     ap.add_argument("--configfile", "--configfiles", nargs="+", type=Path, default=[],
-                    help="the run's config files (default: the embedded config/config.yaml)")
-    ap.add_argument("--gpus", type=int, default=1, help="GPUs the rollouts share (default 1)")
+                    help="the run's config files, merged as Snakemake merges them (default: the embedded "
+                         "config/config.yaml)")
+    ap.add_argument("--gpus", type=int, default=1, help="GPUs the GPU jobs share (default 1)")
     ap.add_argument("--directory", "-d", type=Path, default=Path("."),
-                    help="the working directory whose recorded rollouts price the models (default: .)")
+                    help="the working directory: what is done there is not planned again, and its recorded "
+                         "rollouts price the models (default: .)")
     ap.add_argument("--csv", type=Path, help="also write the table here")
     args = ap.parse_args(argv)
     if args.gpus < 1:
         ap.error("--gpus must be at least 1")
     try:
-        table = plan(load_config(args.configfile), args.directory / "results")
+        config, jobs = snakemake_dag(args.configfile, args.targets, args.directory)
+        table = plan(config, jobs, args.directory.absolute() / "results")
     except ValueError as e:
         raise SystemExit(f"[plan] {e}") from None
     if args.csv:
         table.to_csv(args.csv, index=False, lineterminator="\n")
-    shown = table.assign(min_per_rollout=table["min_per_rollout"].round(2), device_hours=table["device_hours"].round(2),
-                         longest_job_h=table["longest_job_h"].round(2))
+    shown = table[table["source"] != "not priced"].round({"min_per_job": 2, "device_hours": 2, "longest_job_h": 2})
     print(shown.to_string(index=False, na_rep="?"))
-    print(summary(table, args.gpus))
+    print(summary(table, args.gpus, len(jobs)))
 
 
 if __name__ == "__main__":

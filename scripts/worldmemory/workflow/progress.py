@@ -1,56 +1,56 @@
 """Where a run of the benchmark studies stands, case by case: ``./run.sh progress``.
 
-    ./run.sh progress --configfile config/paper.yaml
+    ./run.sh progress [TARGETS] --configfile config/paper.yaml my_model.yaml
 
-prints one line per study, run and stage (rollouts, perception, scores): how many of the run's
-cases are done, read off the files on disk (common.progress: a stage's marker file, which its
-job writes last), so it works while Snakemake runs locally or on a cluster, from any shell on a
-machine that sees the working directory. Each per-case job prints its own run's line at its end.
+prints one line per study, run and stage (rollouts, perception, scores) of the runs the targets
+(default: rule all) build: how many of the run's jobs of that stage (one per case or sequence)
+are done. Snakemake itself decides both (worldmemory.workflow.dag): the jobs are the DAG's, and a
+job is done when Snakemake would not run it again, so a run no target builds has no line, and a
+file made under another config (other frames, another command: other params) or by a job still
+running (incomplete) is not counted. It reads the files and Snakemake's metadata only, so it
+works while Snakemake runs locally or on a cluster, from any shell on a machine that sees the
+working directory. Each per-case job prints its own run's line at its end (common.progress).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 
-from worldmemory.common.progress import PERCEIVED, ROLLED_OUT, SCORED, count_done, line
-from worldmemory.workflow.plan import STUDIES, load_config
-from worldmemory.workflow.runs import benchmark_runs, persistbench_sequences, worldmembench_cases
+from worldmemory.common.progress import line
+from worldmemory.workflow.dag import Job, snakemake_dag
 
-# stage -> (directory under results/<study>/ holding <run>/<case>/, the stage's marker)
-STAGES = {"rollouts": ("rollouts", ROLLED_OUT), "perception": ("perception", PERCEIVED), "scores": ("scores", SCORED)}
-SCORE_UNITS = {"worldmembench": "cases", "persistbench": "sequences"}
+STUDIES = ("worldmembench", "persistbench")
+STAGES = {"rollout": "rollouts", "perceive": "perception", "score": "scores"}
 
 
-def progress_lines(config: dict, results: Path) -> list[str]:
-    lines = []
-    for study in STUDIES:
-        if study not in config:
-            continue
-        block = config[study]
-        cases = list(worldmembench_cases(block)) if study == "worldmembench" else persistbench_sequences(block)
-        for run, spec in sorted(benchmark_runs(study, block).items()):
-            for stage, (folder, marker) in STAGES.items():
-                if stage == "perception" and spec["kind"] != "external":
-                    continue  # the oracle reads a reference model's truth channels
-                model_dir = results / study / folder / run
-                if stage == "scores":
-                    model_dir = model_dir / SCORE_UNITS[study]
-                lines.append(line(study, stage, run, count_done(model_dir, marker, cases), len(cases)))
-    return lines
+def progress_lines(jobs: list[Job]) -> list[str]:
+    """A line per study, run and stage with jobs in the DAG: done (not to run) of all."""
+    total, done = Counter(), Counter()
+    for job in jobs:
+        study, _, stage = job.rule.partition("_")
+        if study in STUDIES and stage in STAGES:
+            key = (STUDIES.index(study), job.wildcards["model"], list(STAGES).index(stage))
+            total[key] += 1
+            done[key] += not job.needrun
+    return [line(STUDIES[s], list(STAGES.values())[stage], run, done[key], n)
+            for key, n in sorted(total.items()) for s, run, stage in [key]]
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*", help="the targets (files or rules) of the run (default: rule all)")
     ap.add_argument("--configfile", "--configfiles", nargs="+", type=Path, default=[],
-                    help="the run's config files (default: the embedded config/config.yaml)")
+                    help="the run's config files, merged as Snakemake merges them (default: the embedded "
+                         "config/config.yaml)")
     ap.add_argument("--directory", "-d", type=Path, default=Path("."), help="the working directory (default: .)")
     args = ap.parse_args(argv)
     try:
-        lines = progress_lines(load_config(args.configfile), args.directory / "results")
+        _, jobs = snakemake_dag(args.configfile, args.targets, args.directory)
     except ValueError as e:
         raise SystemExit(f"[progress] {e}") from None
-    print("\n".join(lines))
+    print("\n".join(progress_lines(jobs)))
 
 
 if __name__ == "__main__":
