@@ -1,7 +1,7 @@
 """What a benchmark study runs, known before anything runs: its cases and its runs.
 
-The rules plan one job per (run, case) from these, and ``./run.sh plan`` counts and prices the
-same jobs from them (worldmemory.workflow.plan), so the two cannot drift apart. ``block`` is a
+The rules plan one job per (run, case) from these; ``./run.sh plan`` and ``./run.sh progress``
+count the jobs Snakemake builds from them (worldmemory.workflow.dag). ``block`` is a
 study's config block with the schema's defaults filled in.
 """
 
