@@ -67,6 +67,7 @@ def test_request_files_carry_the_case_and_the_camera_path(tmp_path, cases_dir):
     assert json.loads(Path(request["request"]).read_text())["video"] == request["video"]
     assert Path(request["conditioning"]).read_bytes() == Path(case["conditioning_frame"]).read_bytes()
     assert Path(request["prompt_file"]).read_text() == case["prompt"] + "\n"
+    assert Path(request["trajectory"]) == (tmp_path / "trajectory.json").resolve()  # beside the video
     stored = json.loads(Path(request["trajectory"]).read_text())
     np.testing.assert_allclose(stored["poses"], traj.poses, atol=1e-9)
     assert [p["name"] for p in stored["phases"]] == ["V", "D1", "R1", "D2", "R2", "H"]
@@ -99,6 +100,18 @@ def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path,
     assert reasons["dyn_overall"] == not_configured(f"{key}.judge", "judge")
     assert reasons["rpe_trans"] == not_configured(f"{key}.camera", "camera")
     assert reasons["imaging_quality"] == not_configured(f"{key}.imaging_quality", "imaging_quality")
+
+
+def test_every_rollout_keeps_one_trajectory_file(tmp_path, cases_dir):
+    """The camera path is written once per rollout, beside the video (the manifest's
+    trajectory_file), and request.json points the command at that copy."""
+    manifest = write_rollouts(cases_dir, "still", "external", {}, PARAMS, tmp_path / "still", command=STILL)
+    written = sorted((tmp_path / "still").rglob("trajectory.json"))
+    assert written == sorted(tmp_path / "still" / r["trajectory_file"] for r in manifest["rollouts"])
+    for entry in manifest["rollouts"]:
+        request = json.loads((tmp_path / "still" / entry["video"]).with_name("request").joinpath(
+            "request.json").read_text())
+        assert Path(request["trajectory"]) == (tmp_path / "still" / entry["trajectory_file"]).resolve()
 
 
 def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases_dir):
