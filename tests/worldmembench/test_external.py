@@ -242,5 +242,23 @@ def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
     video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
     fix = "trajectory_params: {{LR-Hold: {{n_frames: {length}}}}}"
     assert check_video(video, 161, "still", fix) == (48, 64)
-    with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*LR-Hold: \{n_frames: 161\}"):
+    native = r"wrote 161 frames, the trajectory has 165 \(the model.s native length\?\).*LR-Hold: \{n_frames: 161\}"
+    with pytest.raises(ValueError, match=native):
         check_video(video, 165, "still", fix)
+
+
+@pytest.mark.parametrize("asked, says", [
+    (162, r"wrote 161 frames, 1 fewer than the 162.*drops a frame.*frame loop.*would then write 160"),
+    (160, r"wrote 161 frames, 1 more than the 160.*adds a frame.*frame loop.*would then write 162"),
+    (163, r"wrote 161 frames, 2 fewer than the 163.*drops 2 frames.*would then write 159"),
+])
+def test_an_off_by_one_video_points_at_the_frame_loop(tmp_path, cases_dir, asked, says):
+    """A video a frame or a few off its asked length is a frame loop's error: setting n_frames to
+    what was written would chase itself (240 -> 239 -> 238), so the error says to fix the loop;
+    a length far off (test above) is a native length, fixed in the config."""
+    case = load_case(cases_dir / "dynamic_000")
+    request = external.write_request(case, tj.build("LR-Hold", **PARAMS, width=64, height=48), 64, 48, tmp_path)
+    video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
+    with pytest.raises(ValueError, match=says) as error:
+        check_video(video, asked, "still", "trajectory_params: {{LR-Hold: {{n_frames: {length}}}}}")
+    assert "native length" not in str(error.value)
