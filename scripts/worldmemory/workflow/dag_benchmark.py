@@ -12,7 +12,8 @@ times each:
   which parses the workflow and builds the whole DAG (what a run does before its first job);
 * ``dry run``: ``snakemake -n --quiet all`` of the same targets (the DAG, then every job formatted
   as Snakemake prints it), with the number of jobs it plans;
-* ``slurm``: the same dry run with profiles/slurm (groups applied), counting the SLURM submissions:
+* ``slurm``: the same dry run with profiles/slurm as it is (groups applied; no conda, which is a
+  command-line choice), counting the SLURM submissions:
   group jobs, and the jobs of rules neither grouped nor local.
 
 Prints each figure's median, minimum and maximum. Timings depend on the machine (2 cores here).
@@ -102,14 +103,6 @@ def submissions(log: str) -> dict[str, int]:
     return counts
 
 
-def slurm_profile(directory: Path) -> Path:
-    """profiles/slurm without conda (none here) and without an account: planning only."""
-    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    profile.pop("software-deployment-method")
-    (directory / "config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
-    return directory
-
-
 def spread(values: list[float]) -> str:
     return f"median {statistics.median(values):.1f} s (min {min(values):.1f}, max {max(values):.1f})"
 
@@ -128,15 +121,13 @@ def main(argv=None) -> None:
             (workdir / stand_in).write_bytes(b"stand-in")
         config = workdir / "paper_size.yaml"
         config.write_text(yaml.safe_dump(settings))
-        (workdir / "slurm_profile").mkdir()
-        profile = slurm_profile(workdir / "slurm_profile")
         plan, dry, slurm = [], [], []
         for _ in range(args.repeats):
             plan.append(snakemake(workdir, config, "--list-changes", "params")[0])
             took, log = snakemake(workdir, config, "-n", "--quiet", "all")
             dry.append(took)
-            took, slurm_log = snakemake(workdir, config, "--profile", str(profile), "--workflow-profile", "none",
-                                        "-n")
+            took, slurm_log = snakemake(workdir, config, "--profile", str(REPO / "profiles" / "slurm"),
+                                        "--workflow-profile", "none", "-n")
             slurm.append(took)
     jobs = submissions(slurm_log)
     print(f"paper {'settings, one case per family and sequence per kind' if args.small else 'size'}, "
