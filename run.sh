@@ -80,8 +80,14 @@ run_tests() {
     return "$status"
 }
 
+# profiles/default (local runs) unless the command names its own profile: Snakemake merges every
+# --profile it is given, and profiles/default's cores: 2 would cap each SLURM job at 2 threads.
 snakemake_resuming() {
-    exec python -m worldmemory.workflow.launch --profile profiles/default "$@"
+    local profile=(--profile profiles/default) arg
+    for arg in "$@"; do
+        case "$arg" in --profile|--profile=*) profile=() ;; esac
+    done
+    exec python -m worldmemory.workflow.launch "${profile[@]}" "$@"
 }
 
 case "${1:-main}" in

@@ -100,7 +100,7 @@ def test_the_reference_interval_is_scipys_bca_over_the_notebooks_pair_outcomes()
     count avoids); the outcomes' order does not matter, and a seed is the key's."""
     outcomes = np.zeros(180)
     outcomes[stable_rng("order", "tests.intphys_scoring").permutation(180)[:126]] = 1
-    found = scoring.pair_interval(outcomes, "k", resamples=999)
+    found = scoring.pair_interval([outcomes], "k", resamples=999)
     synthetic = np.zeros(180)
     synthetic[:126] = 1
     expected = stats.bootstrap((synthetic,), np.mean, n_resamples=999, method="BCa",
@@ -108,9 +108,26 @@ def test_the_reference_interval_is_scipys_bca_over_the_notebooks_pair_outcomes()
     assert int(70.0 / 100 * 180) == 125
     assert found["estimate"] == pytest.approx(70.0)
     assert (found["low"], found["high"]) == pytest.approx((100 * expected.low, 100 * expected.high))
-    assert found["low"] < 70.0 < found["high"] and found == scoring.pair_interval(outcomes[::-1], "k", 999)
-    degenerate = scoring.pair_interval(np.ones(8), "k", 999)  # BCa returns NaN: the interval is the point
+    assert found["low"] < 70.0 < found["high"] and found == scoring.pair_interval([outcomes[::-1]], "k", 999)
+    degenerate = scoring.pair_interval([np.ones(8)], "k", 999)  # BCa returns NaN: the interval is the point
     assert (degenerate["estimate"], degenerate["low"], degenerate["high"]) == (100.0, 100.0, 100.0)
+
+
+def test_the_reference_interval_contains_its_accuracy_on_unequal_blocks():
+    """Blocks of 20 and 4 pairs, 18 and 1 correct: the reported accuracy is the mean over blocks,
+    (90 + 25) / 2 = 57.5%, and its interval bootstraps that statistic (pairs resampled within each
+    block); a bootstrap of the pooled pairs (19 / 24) gives [58.33, 91.67], missing it."""
+    table = pd.DataFrame({"block": ["O1"] * 20 + ["O2"] * 4, "scene": range(24),
+                          "correct": [1.0] * 18 + [0.0] * 2 + [1.0] + [0.0] * 3})
+    assert scoring.accuracy(table, REFERENCE) == pytest.approx(57.5)
+    found = scoring.interval(table, "k", REFERENCE, resamples=9_999)
+    assert found["estimate"] == pytest.approx(57.5) and found["pairs"] == 24
+    assert found["low"] < 57.5 < found["high"]
+    assert (found["low"], found["high"]) == pytest.approx((42.5, 87.5), abs=2.5)
+    pooled = scoring.pair_interval([table["correct"].to_numpy()], "k", 9_999)
+    assert pooled["low"] > 57.5  # the statistic the notebook bootstraps is another one here
+    point = scoring.pair_interval([np.ones(3), np.zeros(1)], "k", 999)  # every block agrees: the point
+    assert (point["estimate"], point["low"], point["high"]) == (50.0, 50.0, 50.0)
 
 
 def test_the_protocols_windows_and_names():

@@ -51,9 +51,8 @@ def _python_env():
 def _test_profile(directory, partition=cluster.PARTITION, cores=None, cluster_settings=False, rollouts_per_job=None):
     """The profile as a user runs it, with only what this machine needs changed:
 
-    * no `software-deployment-method: conda`: no conda channel is reachable from here, and the
-      compute node is this machine, whose .venv has every package. (The profile's value cannot
-      be undone on the command line: --sdm takes one or more methods, and "none" is not one.)
+    * no `--sdm conda` (the profile leaves conda to the command line): no conda channel is
+      reachable from here, and the compute node is this machine, whose .venv has every package;
     * this cluster's partition, and no account: the plugin checks an account with sacctmgr or
       sshare, which need the accounting database this cluster does not run;
     * with ``cluster_settings``: job status from squeue (sacct has no database to ask), checked
@@ -62,7 +61,6 @@ def _test_profile(directory, partition=cluster.PARTITION, cores=None, cluster_se
       read below; ``cores``: no job asks for more CPUs than this node has.
     """
     profile = yaml.safe_load(PROFILE.read_text())
-    del profile["software-deployment-method"]
     profile["default-resources"] = [f'slurm_partition="{partition}"' if r.startswith("slurm_partition=") else r
                                     for r in profile["default-resources"] if not r.startswith("slurm_account=")]
     for resources in profile["set-resources"].values():
@@ -103,7 +101,8 @@ def _wait(process, timeout=600):
 
 def test_profile_settings():
     profile = yaml.safe_load(PROFILE.read_text())
-    assert profile["executor"] == "slurm" and profile["software-deployment-method"] == "conda"
+    # conda is `--sdm conda` on the command line: a profile's method cannot be undone there
+    assert profile["executor"] == "slurm" and "software-deployment-method" not in profile
     assert {"jobs", "latency-wait", "retries", "rerun-incomplete"} <= set(profile)
     defaults = dict(r.split("=", 1) for r in profile["default-resources"])
     assert {"slurm_partition", "slurm_account"} <= set(defaults)

@@ -52,6 +52,18 @@ def test_every_form_of_directory_is_read(tmp_path, monkeypatch, form, profile):
     assert launch.parse_arguments(args) == (tmp_path / "wd", [])
 
 
+@pytest.mark.parametrize("profile", [["--profile", "profiles/slurm"], ["--profile=profiles/slurm"]])
+def test_run_sh_leaves_the_local_profile_out_when_given_one(tmp_path, profile):
+    """`./run.sh snakemake --profile profiles/slurm` (README, SLURM) runs with that profile alone:
+    Snakemake merges every --profile, and profiles/default's cores: 2 would cap every SLURM job."""
+    done = subprocess.run(["./run.sh", "snakemake", "results/permanence/table3.csv", *profile, "--workflow-profile",
+                           "none", "-n", "--directory", str(tmp_path)], cwd=REPO, env=ENV, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Using profile profiles/slurm for setting default command line arguments" in done.stdout + done.stderr
+    assert "profiles/default" not in done.stdout + done.stderr
+
+
 def test_the_directory_defaults_to_the_current_one_and_may_be_relative(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert launch.parse_arguments(["--cores", "1"]) == (tmp_path, [])

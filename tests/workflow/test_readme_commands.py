@@ -37,7 +37,9 @@ COMMANDS = list(dict.fromkeys(c for page in PAGES for c in page_commands(page)))
 
 def test_the_readme_has_the_commands_this_test_runs():
     assert "./run.sh snakemake results/permanence/table3.csv --configfile config/paper.yaml" in README_COMMANDS
-    assert any(c.startswith("snakemake") and "profiles/slurm" in c for c in README_COMMANDS)
+    slurm = [c for c in README_COMMANDS if "profiles/slurm" in c]  # with and without conda, through ./run.sh
+    assert any("--sdm conda" in c for c in slurm) and any("--sdm" not in c for c in slurm)
+    assert all(c.startswith("./run.sh snakemake") for c in slurm), slurm
     assert any("config/examples/my_world_model.yaml" in c for c in README_COMMANDS)
     assert all(c.split()[0] in ("./run.sh", "snakemake", ".venv/bin/python") for c in COMMANDS), COMMANDS
 
@@ -61,8 +63,8 @@ def snakemake_arguments(words: list[str]) -> list[str] | None:
 def needs_what_is_missing(args: list[str]) -> str | None:
     if "--report" in args:
         return "--report needs built tables"
-    if "profiles/slurm" in args and shutil.which("conda") is None:
-        return "the SLURM profile deploys with conda, which this machine lacks"
+    if "--sdm" in args and "conda" in args and shutil.which("conda") is None:
+        return "--sdm conda needs conda, which this machine lacks"
     return None
 
 

@@ -67,6 +67,7 @@ def test_request_files_carry_the_case_and_the_camera_path(tmp_path, cases_dir):
     assert json.loads(Path(request["request"]).read_text())["video"] == request["video"]
     assert Path(request["conditioning"]).read_bytes() == Path(case["conditioning_frame"]).read_bytes()
     assert Path(request["prompt_file"]).read_text() == case["prompt"] + "\n"
+    assert Path(request["trajectory"]) == (tmp_path / "trajectory.json").resolve()  # beside the video
     stored = json.loads(Path(request["trajectory"]).read_text())
     np.testing.assert_allclose(stored["poses"], traj.poses, atol=1e-9)
     assert [p["name"] for p in stored["phases"]] == ["V", "D1", "R1", "D2", "R2", "H"]
@@ -99,6 +100,18 @@ def test_still_model_rollouts_are_scored_nan_with_the_missing_backends(tmp_path,
     assert reasons["dyn_overall"] == not_configured(f"{key}.judge", "judge")
     assert reasons["rpe_trans"] == not_configured(f"{key}.camera", "camera")
     assert reasons["imaging_quality"] == not_configured(f"{key}.imaging_quality", "imaging_quality")
+
+
+def test_every_rollout_keeps_one_trajectory_file(tmp_path, cases_dir):
+    """The camera path is written once per rollout, beside the video (the manifest's
+    trajectory_file), and request.json points the command at that copy."""
+    manifest = write_rollouts(cases_dir, "still", "external", {}, PARAMS, tmp_path / "still", command=STILL)
+    written = sorted((tmp_path / "still").rglob("trajectory.json"))
+    assert written == sorted(tmp_path / "still" / r["trajectory_file"] for r in manifest["rollouts"])
+    for entry in manifest["rollouts"]:
+        request = json.loads((tmp_path / "still" / entry["video"]).with_name("request").joinpath(
+            "request.json").read_text())
+        assert Path(request["trajectory"]) == (tmp_path / "still" / entry["trajectory_file"]).resolve()
 
 
 def test_prompt_reaches_the_command_intact_and_every_log_is_kept(tmp_path, cases_dir):
@@ -229,5 +242,23 @@ def test_a_video_of_the_wrong_length_says_how_to_fix_it(tmp_path, cases_dir):
     video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
     fix = "trajectory_params: {{LR-Hold: {{n_frames: {length}}}}}"
     assert check_video(video, 161, "still", fix) == (48, 64)
-    with pytest.raises(ValueError, match=r"wrote 161 frames, the trajectory has 165.*LR-Hold: \{n_frames: 161\}"):
+    native = r"wrote 161 frames, the trajectory has 165 \(the model.s native length\?\).*LR-Hold: \{n_frames: 161\}"
+    with pytest.raises(ValueError, match=native):
         check_video(video, 165, "still", fix)
+
+
+@pytest.mark.parametrize("asked, says", [
+    (162, r"wrote 161 frames, 1 fewer than the 162.*drops a frame.*frame loop.*would then write 160"),
+    (160, r"wrote 161 frames, 1 more than the 160.*adds a frame.*frame loop.*would then write 162"),
+    (163, r"wrote 161 frames, 2 fewer than the 163.*drops 2 frames.*would then write 159"),
+])
+def test_an_off_by_one_video_points_at_the_frame_loop(tmp_path, cases_dir, asked, says):
+    """A video a frame or a few off its asked length is a frame loop's error: setting n_frames to
+    what was written would chase itself (240 -> 239 -> 238), so the error says to fix the loop;
+    a length far off (test above) is a native length, fixed in the config."""
+    case = load_case(cases_dir / "dynamic_000")
+    request = external.write_request(case, tj.build("LR-Hold", **PARAMS, width=64, height=48), 64, 48, tmp_path)
+    video = run_model(STILL, request, tmp_path / "log.txt", external.PLACEHOLDERS)
+    with pytest.raises(ValueError, match=says) as error:
+        check_video(video, asked, "still", "trajectory_params: {{LR-Hold: {{n_frames: {length}}}}}")
+    assert "native length" not in str(error.value)

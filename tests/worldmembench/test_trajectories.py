@@ -1,9 +1,12 @@
 """Known answers for the WorldMemBench camera trajectories (Section 3.3, Figure 3)."""
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from worldmemory.common.geometry import intrinsics
 from worldmemory.worldmembench import trajectories as tj
 
@@ -289,6 +292,18 @@ def test_a_trajectory_block_sets_its_own_length():
     assert three.n_frames == 551 and len(three.phases[1]) == (551 - 64 - 21) // 6
     far = tj.build("translation", **params).poses[:, :3, 3]
     assert np.abs(far).max() == pytest.approx(0.5)
+
+
+def test_paper_config_builds_the_documented_lengths():
+    """config/paper.yaml builds the lengths docs/running.md states: the papers' 493 frames and
+    YUME's 551 for LRLRLR (Appendix C), not LRLR's speed's 697."""
+    repo = Path(__file__).resolve().parents[2]
+    params = yaml.safe_load((repo / "config" / "paper.yaml").read_text())["worldmembench"]["trajectory_params"]
+    doc = (repo / "docs" / "running.md").read_text()
+    two, three = map(int, re.search(r"at the papers' (\d+) frames\s+\((\d+) for LRLRLR", doc).groups())
+    assert (two, three) == (493, 551)
+    assert {n: tj.build(n, **params).n_frames for n in ("LRLR", "LRUD", "translation", "LRLRLR")} == {
+        "LRLR": two, "LRUD": two, "translation": two, "LRLRLR": three}
 
 
 def test_case_parameters_sit_between_the_shared_and_the_trajectory_block():

@@ -30,6 +30,7 @@ KINDS = ("reference", "external")  # a benchmark's model: rendered here, or a co
 OUTPUT_TAIL = 2000  # characters of the command's output quoted in an error
 KILL_GRACE_S = 10.0  # between SIGTERM and SIGKILL of a command's process group
 LOG_HEAD = LOG_TAIL = 256 * 1024  # bytes of a command's output its log keeps from its start and its end
+FEW_FRAMES = 3  # a video this close to its asked length has a frame loop off by one or a few, not a native length
 AFTER_EXIT_S = 0.2  # how long output is still read once bash exits (from processes it left behind)
 
 
@@ -130,15 +131,31 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
 
 
 def check_video(video: Path, n_frames: int, where: str, fix: str) -> tuple[int, int]:
-    """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``, with
-    ``fix`` (formatted with the video's ``length``) saying how to configure the model."""
+    """(height, width) of a model's video; ValueError unless it has exactly ``n_frames``.
+
+    A length far from ``n_frames`` is the model's native length: ``fix`` (formatted with the
+    video's ``length``) says how to configure the model for it. A length within FEW_FRAMES is
+    most likely a frame loop that drops or adds a frame (the conditioning frame, a range off by
+    one): the error says to fix the loop, since asking for ``length`` frames would only move the
+    error (a loop one short of 240 writes 239, then 238 of 239); ``fix`` stays the way out for a
+    model that can only write lengths of a fixed step."""
     try:
         length, height, width = video_shape(video)
     except RuntimeError as e:
         raise ValueError(f"{where}: {e}") from e
-    if length != n_frames:
+    off = length - n_frames
+    if off and abs(off) <= FEW_FRAMES:
+        n, lost = abs(off), "drops" if off < 0 else "adds"
+        raise ValueError(
+            f"{where}: the model wrote {length} frames, {n} {'fewer' if off < 0 else 'more'} than the "
+            f"{n_frames} it was asked for (n_frames in request.json): its frame loop most likely {lost} "
+            f"{'a frame' if n == 1 else f'{n} frames'} (the conditioning frame, a range off by one). Fix the "
+            f"model's frame loop to write exactly n_frames frames; asking for {length} would only move the "
+            f"error (it would then write {length + off}). Only if the model cannot write {n_frames} "
+            f"frames (a fixed frame step): {fix.format(length=length)}")
+    if off:
         raise ValueError(f"{where}: the model wrote {length} frames, the trajectory has "
-                         f"{n_frames}; {fix.format(length=length)}")
+                         f"{n_frames} (the model's native length?); {fix.format(length=length)}")
     return height, width
 
 

@@ -189,6 +189,17 @@ def check_estimator_files(key: str, estimator) -> None:
                 "place the file there first (docs/perception.md, \"Learned estimators\")")
 
 
+def estimator_files(config: dict) -> dict[str, str]:
+    """``<key>.<option>`` -> path of every file an estimator's options name (FILE_OPTIONS: head,
+    detector, recognizer, weights), the files check_estimator_files asks for when a job reads them."""
+    files = {}
+    for study_name in USER_DIRECTORIES:
+        for key, value in _estimator_entries(study_name, config.get(study_name, {})).items():
+            options = parse(value).options
+            files.update({f"{key}.{option}": options[option] for option in FILE_OPTIONS if option in options})
+    return files
+
+
 def _estimator_entries(study_name: str, study: dict) -> dict[str, dict]:
     """Key -> the study's estimators given as mappings (perception capabilities and features)."""
     entries = {f"{study_name}.perception.{c}": v for c, v in study.get("perception", {}).items()}

@@ -1,20 +1,25 @@
 """How long Snakemake takes to plan the papers' size, and how many jobs and SLURM submissions it plans.
 
-    python -m worldmemory.workflow.dag_benchmark [--models 9] [--repeats 3]
+    python -m worldmemory.workflow.dag_benchmark [--models 9] [--repeats 3] [--small]
 
 Writes config/paper.yaml with ``--models`` external world models added to both benchmark studies
 (commands that never run: this is planning only) and every estimator configured (the paper's
-learned ones with stand-in weight files, external pose and depth commands), into a scratch working
-directory, and times, ``--repeats`` times each:
+learned ones with a stand-in for every file their options name, config_inputs.estimator_files;
+external pose and depth commands), into a scratch working directory, and times, ``--repeats``
+times each:
 
 * ``plan``: ``snakemake --list-changes params results/table2.csv results/persistbench/table1.csv``,
   which parses the workflow and builds the whole DAG (what a run does before its first job);
 * ``dry run``: ``snakemake -n --quiet all`` of the same targets (the DAG, then every job formatted
   as Snakemake prints it), with the number of jobs it plans;
-* ``slurm``: the same dry run with profiles/slurm (groups applied), counting the SLURM submissions:
+* ``slurm``: the same dry run with profiles/slurm as it is (groups applied; no conda, which is a
+  command-line choice), counting the SLURM submissions:
   group jobs, and the jobs of rules neither grouped nor local.
 
 Prints each figure's median, minimum and maximum. Timings depend on the machine (2 cores here).
+``--small`` keeps paper.yaml's settings but one case per WorldMemBench family and one sequence per
+PersistBench kind: the same rules, estimators and profile in a DAG of a few hundred jobs, which the
+test suite plans so that the benchmark keeps running as the config and the workflow change.
 """
 
 from __future__ import annotations
@@ -30,23 +35,30 @@ from pathlib import Path
 
 import yaml
 
+from worldmemory.workflow.config_inputs import estimator_files
+
 REPO = Path(__file__).resolve().parents[3]
 TARGETS = ["results/table2.csv", "results/persistbench/table1.csv"]
-STAND_INS = ("resources/laion/sa_0_4_vit_l_14_linear.pth", "resources/faces/face_detection_yunet_2023mar.onnx",
-             "resources/faces/w600k_r50.onnx")
+# paper.yaml's commented faces entry (its files, like every estimator file, get a stand-in)
+FACES = {"detector": "resources/faces/face_detection_yunet_2023mar.onnx",
+         "recognizer": "resources/faces/w600k_r50.onnx"}
 
 
-def paper_size_config(n_models: int) -> dict:
-    """config/paper.yaml, ``n_models`` external models in each benchmark study, every estimator set."""
+def paper_size_config(n_models: int, small: bool = False) -> dict:
+    """config/paper.yaml, ``n_models`` external models in each benchmark study, every estimator set;
+    ``small``: one case per family and one sequence per kind."""
     config = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     wmb, pb = config["worldmembench"], config["persistbench"]
+    if small:
+        wmb["cases"].update(per_family=1, per_category=0)
+        pb["sequences"]["per_kind"] = 1
     for i in range(1, n_models + 1):
         common = {"kind": "external", "gpu": 1, "mem_mb": 64000, "runtime": 120, "rollout_minutes": 5.4}
         wmb["models"][f"model-{i}"] = {**common, "command": f"run-model-{i} --request {{request}}"}
         pb["models"][f"model-{i}"] = {**common, "command": f"run-4d-model-{i} --request {{request}}"}
     external = {"backend": "external-command", "gpu": 1, "mem_mb": 32000, "runtime": 30}
     wmb["perception"].update({
-        "faces": {"backend": "arcface", "detector": STAND_INS[1], "recognizer": STAND_INS[2], "runtime": 20},
+        "faces": {"backend": "arcface", **FACES, "runtime": 20},
         "camera": {**external, "command": "da3-poses --video {video} --intrinsics {intrinsics} --out {out}"},
         "second_camera": {**external, "command": "vipe-poses --video {video} --intrinsics {intrinsics} --out {out}"},
         "depth": {**external, "command": "da3-depth --video {video} --out {out}"},
@@ -91,14 +103,6 @@ def submissions(log: str) -> dict[str, int]:
     return counts
 
 
-def slurm_profile(directory: Path) -> Path:
-    """profiles/slurm without conda (none here) and without an account: planning only."""
-    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    profile.pop("software-deployment-method")
-    (directory / "config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
-    return directory
-
-
 def spread(values: list[float]) -> str:
     return f"median {statistics.median(values):.1f} s (min {min(values):.1f}, max {max(values):.1f})"
 
@@ -107,26 +111,27 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=int, default=9, help="external models in each study (the paper: nine)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--small", action="store_true", help="one case per family, one sequence per kind")
     args = ap.parse_args(argv)
+    settings = paper_size_config(args.models, args.small)
     with tempfile.TemporaryDirectory(prefix="dag_benchmark_") as scratch:
         workdir = Path(scratch)
-        for stand_in in STAND_INS:
+        for stand_in in estimator_files(settings).values():
             (workdir / stand_in).parent.mkdir(parents=True, exist_ok=True)
             (workdir / stand_in).write_bytes(b"stand-in")
         config = workdir / "paper_size.yaml"
-        config.write_text(yaml.safe_dump(paper_size_config(args.models)))
-        (workdir / "slurm_profile").mkdir()
-        profile = slurm_profile(workdir / "slurm_profile")
+        config.write_text(yaml.safe_dump(settings))
         plan, dry, slurm = [], [], []
         for _ in range(args.repeats):
             plan.append(snakemake(workdir, config, "--list-changes", "params")[0])
             took, log = snakemake(workdir, config, "-n", "--quiet", "all")
             dry.append(took)
-            took, slurm_log = snakemake(workdir, config, "--profile", str(profile), "--workflow-profile", "none",
-                                        "-n")
+            took, slurm_log = snakemake(workdir, config, "--profile", str(REPO / "profiles" / "slurm"),
+                                        "--workflow-profile", "none", "-n")
             slurm.append(took)
     jobs = submissions(slurm_log)
-    print(f"paper size, {args.models} external models per study, every estimator configured "
+    print(f"paper {'settings, one case per family and sequence per kind' if args.small else 'size'}, "
+          f"{args.models} external models per study, every estimator configured "
           f"({args.repeats} repeats, {Path('/proc/cpuinfo').read_text().count('processor')} cores):")
     print(f"  plan (parse + DAG):          {spread(plan)}")
     print(f"  dry run (DAG + job listing): {spread(dry)}; {job_total(log)} jobs")

@@ -3,7 +3,8 @@
     python -m worldmemory.workflow.failure_benchmark [--per-family 10]
 
 An external model (the still-frame model behind a command that logs each call) fails on one
-rollout, ``environment_003/LRUD``, as a model that runs out of GPU memory would. The benchmark
+rollout, the last environment case's LRUD (``environment_009/LRUD`` at the default size), as a
+model that runs out of GPU memory would. The benchmark
 runs ``./run.sh snakemake --keep-going results/table2.csv`` on 4 x ``--per-family`` embedded
 cases at the tiny test size (64 x 48, 161 frames), then the same command after the model is
 "fixed", in a scratch directory, and prints: how many of the model's rollouts survived the
@@ -28,12 +29,21 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[3]
-FAIL_ON = ("environment_003", "LRUD")
-MIN_PER_FAMILY = 4  # environment_003 is the fourth environment case
-COMMAND = ('echo {case}/{trajectory_name} >> "$CALLS"; '
-           f'if [ {{case}} = {FAIL_ON[0]} ] && [ {{trajectory_name}} = {FAIL_ON[1]} ] && [ ! -e "$FIXED" ]; '
-           'then echo "CUDA out of memory"; exit 1; fi; '
-           'python -m worldmemory.worldmembench.still_model --request {request}')
+FAILING_TRAJECTORY = "LRUD"
+
+
+def fail_on(per_family: int) -> tuple[str, str]:
+    """(case, trajectory) of the rollout that fails: the last environment case's LRUD."""
+    return f"environment_{per_family - 1:03d}", FAILING_TRAJECTORY
+
+
+def command(per_family: int) -> str:
+    """The flaky model's command template: logs each call, fails on fail_on until $FIXED exists."""
+    case, trajectory = fail_on(per_family)
+    return ('echo {case}/{trajectory_name} >> "$CALLS"; '
+            f'if [ {{case}} = {case} ] && [ {{trajectory_name}} = {trajectory} ] && [ ! -e "$FIXED" ]; '
+            'then echo "CUDA out of memory"; exit 1; fi; '
+            'python -m worldmemory.worldmembench.still_model --request {request}')
 
 
 def config(per_family: int) -> dict:
@@ -41,7 +51,7 @@ def config(per_family: int) -> dict:
     block = tiny["worldmembench"]
     block["cases"]["per_family"] = per_family
     block["agreement"] = False
-    block["models"] = {"flaky": {"kind": "external", "runtime": 60, "command": COMMAND}}
+    block["models"] = {"flaky": {"kind": "external", "runtime": 60, "command": command(per_family)}}
     return tiny
 
 
@@ -60,11 +70,11 @@ def job_counts(log: str) -> dict[str, int]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--per-family", type=int, default=10, help="cases per family (4 families)")
+    ap.add_argument("--per-family", type=int, default=10, help="cases per family (4 families; 1 or more)")
     args = ap.parse_args(argv)
-    if args.per_family < MIN_PER_FAMILY:
-        ap.error(f"--per-family {args.per_family}: the model fails on {FAIL_ON[0]}, which needs at least "
-                 f"{MIN_PER_FAMILY} cases per family")
+    if args.per_family < 1:
+        ap.error(f"--per-family {args.per_family}: expected 1 or more cases per family")
+    failing = fail_on(args.per_family)
     with tempfile.TemporaryDirectory(prefix="failure_benchmark_") as scratch:
         root = Path(scratch)
         work, configfile, calls = root / "work", root / "config.yaml", root / "calls.txt"
@@ -74,7 +84,7 @@ def main(argv=None) -> None:
         first_s, first = run(work, configfile, env)
         rollouts = work / "results" / "worldmembench" / "rollouts" / "flaky"
         kept = sum(len(json.loads(p.read_text())["rollouts"]) for p in rollouts.glob("*/rollouts.json"))
-        stored = len(list((work / "results" / "worldmembench" / "rollout_store" / "flaky" / FAIL_ON[0])
+        stored = len(list((work / "results" / "worldmembench" / "rollout_store" / "flaky" / failing[0])
                           .glob("*/finished.json")))
         made_first = calls.read_text().split()
         _, dry = run(work, configfile, env, "-n")
@@ -83,7 +93,7 @@ def main(argv=None) -> None:
         made_again = calls.read_text().split()[len(made_first):]
     total = len(set(made_first) | set(made_again))
     print(f"{4 * args.per_family} cases, {total} rollouts of one external model; "
-          f"it fails on {'/'.join(FAIL_ON)} (exit status of the first run: {first.returncode})")
+          f"it fails on {'/'.join(failing)} (exit status of the first run: {first.returncode})")
     print(f"  after the failure: {kept} rollouts in their cases' outputs, {stored} more of the failed case "
           f"in the rollout store: {kept + stored} of {total} survive")
     print(f"  the rerun planned: {json.dumps(job_counts(dry.stdout), sort_keys=True)}")

@@ -6,16 +6,17 @@ poses (HY-WorldPlay, Matrix-Game 3.5, LingBot), keyboard/mouse (Matrix-Game 3) o
 for each rollout the workflow writes a *request* directory and runs the command, which must write
 the video. The contract (also in docs/external-models.md):
 
-request/ holds
+The rollout's directory holds ``trajectory.json``, the target camera path
+(trajectories.Trajectory.to_json): per-frame camera-to-world poses (OpenCV: x right, y down, z
+forward; 4x4), intrinsics K (pixels, of the case camera's width x height), fps, n_frames and the
+phases V, D_k, R_k, H with frame ranges; the one copy, which the command reads (``{trajectory}``)
+and the scoring reads beside the video as for a reference model. request/ holds
   * ``conditioning.png``: the case's conditioning frame (frame 0, the V reference);
   * ``prompt.txt``: the content prompt;
-  * ``trajectory.json``: the target camera path (trajectories.Trajectory.to_json): per-frame
-    camera-to-world poses (OpenCV: x right, y down, z forward; 4x4), intrinsics K (pixels, of the
-    case camera's width x height), fps, n_frames and the phases V, D_k, R_k, H with frame ranges;
   * ``captions.txt``: one caption per frame (trajectories.CAPTIONS: Left, Right, Up, Down,
     Forward, Backward, Hold; on the translation loop Left and Right are sideways moves with the
     orientation fixed), for caption-driven models;
-  * ``request.json``: all of the above in one object (paths absolute) plus ``caption_segments``
+  * ``request.json``: all of the above and ``trajectory`` in one object (paths absolute) plus ``caption_segments``
     (runs of equal captions, [{caption, start, end}]) and ``video`` (where to write).
 The command's placeholders are PLACEHOLDERS (e.g. ``{request}``, ``{video}``, ``{conditioning}``,
 ``{prompt_file}``): paths, numbers and ids the workflow made, each a safe word
@@ -34,7 +35,7 @@ import shutil
 from pathlib import Path
 
 from worldmemory.external import VIDEO_NAME
-from worldmemory.worldmembench.trajectories import Trajectory
+from worldmemory.worldmembench.trajectories import Trajectory, save_trajectory
 
 PLACEHOLDERS = ("request", "video", "conditioning", "prompt_file", "trajectory",
                 "captions", "width", "height", "n_frames", "fps", "case", "trajectory_name")
@@ -42,15 +43,15 @@ PLACEHOLDERS = ("request", "video", "conditioning", "prompt_file", "trajectory",
 
 def write_request(case: dict, trajectory: Trajectory, width: int, height: int,
                   out_dir: Path) -> dict:
-    """Write the request files of one rollout under ``out_dir``/request; return request.json
-    (plus the key "request", its own path). ``width`` x ``height`` is the frame size the
-    trajectory's intrinsics were built for."""
+    """Write the request files of one rollout under ``out_dir``/request and its trajectory.json
+    in ``out_dir``, beside the video; return request.json (plus the key "request", its own path).
+    ``width`` x ``height`` is the frame size the trajectory's intrinsics were built for."""
     request_dir = out_dir / "request"
     request_dir.mkdir(parents=True, exist_ok=True)
     conditioning = request_dir / "conditioning.png"
     shutil.copyfile(case["conditioning_frame"], conditioning)
     (request_dir / "prompt.txt").write_text(case["prompt"] + "\n")
-    (request_dir / "trajectory.json").write_text(json.dumps(trajectory.to_json()) + "\n")
+    trajectory_file = save_trajectory(trajectory, out_dir)
     (request_dir / "captions.txt").write_text("\n".join(trajectory.captions) + "\n")
     request = {
         "case": case["id"],
@@ -59,7 +60,7 @@ def write_request(case: dict, trajectory: Trajectory, width: int, height: int,
         "prompt": case["prompt"],
         "prompt_file": str((request_dir / "prompt.txt").resolve()),
         "conditioning": str(conditioning.resolve()),
-        "trajectory": str((request_dir / "trajectory.json").resolve()),
+        "trajectory": str(trajectory_file.resolve()),
         "captions": str((request_dir / "captions.txt").resolve()),
         "caption_segments": caption_segments(trajectory.captions),
         "width": int(width),

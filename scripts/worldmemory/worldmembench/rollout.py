@@ -4,11 +4,12 @@ Every case is rolled out along each of its departure-and-revisit trajectories (S
 job per (model, case): at the papers' size a model's 260 cases are ~860 videos of minutes of GPU
 each, which a cluster runs in parallel and a failure must not throw away. The job writes
 MODEL_DIR/{case}/{trajectory}/ with the video, trajectory.json (the target camera path and its
-phases), cost.json (wall time, peak memory, peak GPU memory: common.usage) and, for a reference
-model, truth.npz (the ground truth of what it drew: instance, depth, poses, K and, for an event,
-its started flag and progress; see reference_models.run_reference), then MODEL_DIR/{case}/
-rollouts.json, the case's manifest (common.rollout_index), last. ``collect`` (rule
-worldmembench_rollouts) joins the cases' manifests into MODEL_DIR/manifest.json:
+phases; its one copy: an external model's request.json points at it), cost.json (wall time, peak
+memory, peak GPU memory: common.usage) and, for a reference model, truth.npz (the ground truth of
+what it drew: instance, depth, poses, K and, for an event, its started flag and progress; see
+reference_models.run_reference), then MODEL_DIR/{case}/rollouts.json, the case's manifest
+(common.rollout_index), last. ``collect`` (rule worldmembench_rollouts) joins the cases'
+manifests into MODEL_DIR/manifest.json:
 
     {"model": NAME, "kind": "reference" | "external", "ground_truth": true | false,
      "params": {resolved parameters, or {"command": template}},
@@ -140,7 +141,7 @@ def _reference_rollout(reference: str, params: dict, case: dict, trajectory, wid
     frames, truth = run_reference(reference, params, case, trajectory, width, height)
     write_video(out_dir / rel / "video.mkv", frames, trajectory.fps)
     save_npz(out_dir / rel / "truth.npz", truth)
-    (out_dir / rel / "trajectory.json").write_text(json.dumps(trajectory.to_json()) + "\n")
+    tj.save_trajectory(trajectory, out_dir / rel)
     write_cost(out_dir / rel, own_usage(started).to_json(), len(frames))
     targets = {e.target: e.instance for e in case_world(case).entities()}
     return ({"video": f"{rel}/video.mkv", "truth": f"{rel}/truth.npz",
@@ -165,7 +166,6 @@ def _external_rollout(command: str, case: dict, trajectory, width: int, height: 
     h, w = check_video(video, trajectory.n_frames, f"external model on {rel}",
                        f"give the model its native length of this trajectory with trajectory_params: "
                        f"{{{{{trajectory.name}: {{{{n_frames: {{length}}}}}}}}}} in its config entry")
-    (work / "trajectory.json").write_text(json.dumps(trajectory.to_json()) + "\n")
     write_cost(work, usage, trajectory.n_frames)
     store.finish(key, identity, dest)
     return {**entry, "video": f"{rel}/{video.name}"}, f"{trajectory.n_frames} frames {w}x{h} (external)"

@@ -138,8 +138,16 @@ class Trajectory:
         }
 
 
+def save_trajectory(trajectory: Trajectory, rollout_dir) -> Path:
+    """Write ``trajectory`` (Trajectory.to_json) as ``rollout_dir``/trajectory.json, the one copy a
+    rollout keeps (beside its video); its path."""
+    path = Path(rollout_dir) / "trajectory.json"
+    path.write_text(json.dumps(trajectory.to_json()) + "\n")
+    return path
+
+
 def load_trajectory(path) -> Trajectory:
-    """The inverse of Trajectory.to_json."""
+    """The inverse of Trajectory.to_json (save_trajectory)."""
     d = json.loads(Path(path).read_text())
     return Trajectory(d["name"], np.asarray(d["poses"], dtype=float),
                       np.asarray(d["intrinsics"], dtype=float),
