@@ -5,9 +5,10 @@ about a model. Every per-case job therefore ends by printing its model's line fo
 
     [progress] worldmembench rollouts of amnesic: 37/260 cases
 
-and ``./run.sh progress`` (worldmemory.workflow.progress) prints every model's lines at any time.
-A case counts as done at a stage when its marker file exists (written last by that stage's job;
-Snakemake deletes a failed job's output, marker included). A job learns its study's number of
+and ``./run.sh progress`` (worldmemory.workflow.progress) prints every model's lines at any time,
+from Snakemake's own view of which jobs are still to run. In a job's line a case counts as done at
+a stage when its marker file exists (written last by that stage's job; Snakemake deletes a failed
+job's output, marker included). A job learns its study's number of
 cases from ``WORLDMEMORY_UNITS`` (JSON, study -> count), which the workflow's shell prefix
 exports: not a rule parameter, so that adding a case reruns none of the existing ones.
 """
@@ -23,11 +24,9 @@ UNITS_VARIABLE = "WORLDMEMORY_UNITS"
 ROLLED_OUT, PERCEIVED, SCORED = "rollouts.json", "done.json", "info.json"
 
 
-def count_done(model_dir: Path, marker: str, cases=None) -> int:
-    """How many cases have ``model_dir``/<case>/``marker``: of ``cases`` (ids), or of any."""
-    if cases is None:
-        return sum(1 for _ in Path(model_dir).glob(f"*/{marker}"))
-    return sum((Path(model_dir) / case / marker).is_file() for case in cases)
+def count_done(model_dir: Path, marker: str) -> int:
+    """How many cases have ``model_dir``/<case>/``marker``."""
+    return sum(1 for _ in Path(model_dir).glob(f"*/{marker}"))
 
 
 def line(study: str, stage: str, model: str, done: int, total: int) -> str:

@@ -80,8 +80,7 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
     command's wall time and peak memory (common.usage).
 
     ``request`` holds a value for every placeholder, ``output`` and "label" (the rollout's name in
-    messages). Raises
-    RuntimeError naming ``who`` and the rollout, what happened, the log and the end of its output
+    messages). Raises RuntimeError naming ``who`` and the rollout, what happened, the log and the end of its output
     when the command fails, writes nothing at ``request[output]`` or outlives ``time_limit``.
     """
     check_template(template, placeholders, ("video", "request") if output == "video" else (output,))
@@ -100,33 +99,32 @@ def run_model(template: str, request: dict, log_path: Path, placeholders: tuple[
                  "killed: interrupted" if isinstance(status, KeyboardInterrupt) else
                  f"exit status {status}")
         log.footer = f"\n[{ended} after {time.monotonic() - start:.1f} s]\n"
-    shown = log_path
-    tail = shown.read_text(errors="replace")[-OUTPUT_TAIL:]
+    tail = log_path.read_text(errors="replace")[-OUTPUT_TAIL:]
     if isinstance(status, KeyboardInterrupt):
         raise status
     if isinstance(status, _Stopped):
         raise SystemExit(f"{who} on {where}: the job was stopped ({status}: cancelled, "
                          f"or the cluster's time limit, the model's runtime, ran out) and the "
-                         f"command's process group was killed; its output is in {shown}")
+                         f"command's process group was killed; its output is in {log_path}")
     if status is None:
         raise RuntimeError(
             f"{who} on {where}: `{command}` was still running when the job's time limit "
             f"of {time_limit.minutes:g} min ran out (it ran {time.monotonic() - start:.1f} s) and "
             f"its process group was killed; raise the model's runtime in the config (minutes per "
-            f"rollout job, --timeout-minutes) or shorten its rollouts. Its output ({shown}) ends "
+            f"rollout job, --timeout-minutes) or shorten its rollouts. Its output ({log_path}) ends "
             f"with:\n{tail}")
     if status != 0:
         what = (f"exited with status {status}" if status > 0 else
                 f"was killed by signal {-status}" + (" (out of memory? raise the model's mem_mb)"
                                                      if -status == signal.SIGKILL else ""))
         raise RuntimeError(f"{who} on {where}: `{command}` {what}; "
-                           f"fix the command or its environment. Its output ({shown}) "
+                           f"fix the command or its environment. Its output ({log_path}) "
                            f"ends with:\n{tail}")
     if not video.is_file():
         raise RuntimeError(f"{who} on {where}: `{command}` exited 0 but wrote no {output} at "
                            f"{video}; the command must write it at {{{output}}}"
                            + (" (request.json's 'video')" if output == "video" else "")
-                           + f". Its output ({shown}) ends with:\n{tail}")
+                           + f". Its output ({log_path}) ends with:\n{tail}")
     return video
 
 

@@ -305,8 +305,7 @@ def _worldmembench(study: dict):
         for param in sorted(set(block) - valid):
             takers = [n for n in names if param in keywords[n]]  # embedded: some, not all, take it
             if param in tj.CAMERA_KEYS:
-                yield (f"{key}.{param} = {block[param]!r}: set from the case camera, not here. Fix: "
-                       "remove it (the frame size is worldmembench.cases.width / height)")
+                yield tj.camera_key_problem(f"{key}.{param}", block[param])
             elif takers:
                 yield (f"{key}.{param} = {block[param]!r}: a parameter of {', '.join(takers)} only, "
                        f"but every trajectory of worldmembench.cases ({', '.join(names)}) is built with "

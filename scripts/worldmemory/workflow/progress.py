@@ -20,8 +20,8 @@ from pathlib import Path
 
 from worldmemory.common.progress import line
 from worldmemory.workflow.dag import Job, snakemake_dag
+from worldmemory.workflow.plan import STUDIES
 
-STUDIES = ("worldmembench", "persistbench")
 STAGES = {"rollout": "rollouts", "perceive": "perception", "score": "scores"}
 
 
@@ -34,8 +34,9 @@ def progress_lines(jobs: list[Job]) -> list[str]:
             key = (STUDIES.index(study), job.wildcards["model"], list(STAGES).index(stage))
             total[key] += 1
             done[key] += not job.needrun
-    return [line(STUDIES[s], list(STAGES.values())[stage], run, done[key], n)
-            for key, n in sorted(total.items()) for s, run, stage in [key]]
+    stages = list(STAGES.values())
+    return [line(STUDIES[study], stages[stage], run, done[study, run, stage], n)
+            for (study, run, stage), n in sorted(total.items())]
 
 
 def main(argv=None) -> None:

@@ -314,12 +314,17 @@ def block_problems(key: str, params: dict) -> list[str]:
             continue
         for param in sorted(set(own) - names[name]):
             if param in CAMERA_KEYS:
-                found.append(f"{key}.{name}.{param} = {own[param]!r}: set from the case camera, not here. "
-                             "Fix: remove it (the frame size is worldmembench.cases.width / height)")
+                found.append(camera_key_problem(f"{key}.{name}.{param}", own[param]))
             else:
                 found.append(unknown_key(f"{key}.{name}", own, param, names[name],
                                          f"the parameters of the {name} trajectory"))
     return found
+
+
+def camera_key_problem(path: str, value) -> str:
+    """The problem of a CAMERA_KEYS parameter at ``path`` in a config block: the rollout sets it."""
+    return (f"{path} = {value!r}: set from the case camera, not here. Fix: remove it (the frame size is "
+            "worldmembench.cases.width / height)")
 
 
 def typed_problems(key: str, params: dict, names) -> list[str]:
