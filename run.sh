@@ -9,6 +9,8 @@
 #   ./run.sh snakemake ARGS   any Snakemake command inside the project's environment
 #   ./run.sh plan [ARGS]      the jobs, GPU-hours and wall time of a run before it starts
 #   ./run.sh progress [ARGS]  how many cases each model has done, per study and stage
+#   ./run.sh preflight [ARGS] on the GPU node before a cluster run: the weights the run reads, and
+#                             one unit of each GPU job kind timed (docs/running.md "Preflight")
 #   ./run.sh forget MODEL     remove a model's rollouts, stored rollouts and everything built from
 #                             them (--dry-run: only list them), so the next run makes them again
 # The first call creates .venv/ and installs the pinned dependencies (requirements.lock) and the
@@ -98,7 +100,8 @@ case "${1:-main}" in
     snakemake) shift; snakemake_resuming "$@" ;;
     plan) shift; exec python -m worldmemory.workflow.plan "$@" ;;
     progress) shift; exec python -m worldmemory.workflow.progress "$@" ;;
+    preflight) shift; exec python -m worldmemory.workflow.preflight "$@" ;;
     forget) shift; exec python -m worldmemory.workflow.forget "$@" ;;
-    *) echo "usage: ./run.sh [main | test [pytest args] | perception-env | lint | snakemake [args] | plan [args] | progress [args] | forget MODEL [--dry-run]]" >&2
+    *) echo "usage: ./run.sh [main | test [pytest args] | perception-env | lint | snakemake [args] | plan [args] | progress [args] | preflight [args] | forget MODEL [--dry-run]]" >&2
        exit 2 ;;
 esac

@@ -3,7 +3,8 @@ command once, in the order the pages list them).
 
 Snakemake commands run as dry runs (-n) in a fresh working directory, each with a path from the
 repository as it is written there; ./run.sh's own subcommands too (`./run.sh test` excepted: it
-is this suite). A command that needs what this machine lacks (conda for the SLURM profile's
+is this suite; `./run.sh preflight` checks the weights only, its units needing the config's GPU).
+A command that needs what this machine lacks (conda for the SLURM profile's
 --sdm conda, built tables for --report) is read by Snakemake's own argument parser instead: its
 config files must exist and its targets must be targets, so that none is swallowed by
 --configfile. `python -m worldmemory...` commands must name a module whose --help works.
@@ -90,6 +91,8 @@ def test_readme_command_works_as_written(command, tmp_path):
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         return
+    if words[:2] == ["./run.sh", "preflight"]:
+        words += ["--only", "weights"]  # its units run on the GPU node the config names (device: cuda)
     args = snakemake_arguments(words)
     if args is not None and needs_what_is_missing(args):
         parse_only(args)

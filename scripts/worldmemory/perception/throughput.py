@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import nn
 
 REAL = {
     # facebook/dinov2-with-registers-base
@@ -83,6 +81,8 @@ def clip(sizes: dict, path: Path, device: str):
 
 
 def aesthetic(sizes: dict, path: Path, device: str):
+    import torch
+    from torch import nn
     from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel
 
     from worldmemory.perception.aesthetic import LaionAesthetic
@@ -158,6 +158,8 @@ ESTIMATORS = {"features/dinov2": dinov2, "features/clip": clip, "aesthetic_quali
 
 def measure(name: str, sizes: dict, frames: np.ndarray, device: str, repeats: int) -> dict:
     """One estimator's row: built at ``sizes``, loaded by its backend, timed over ``frames``."""
+    import torch
+
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory(prefix="worldmemory-throughput-") as tmp:
         backend, run = ESTIMATORS[name](sizes, Path(tmp), device)

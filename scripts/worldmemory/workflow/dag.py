@@ -13,7 +13,7 @@ any dry run, reading the workflow writes the config stamp where none exists (rul
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -24,12 +24,18 @@ PROFILE = REPO / "profiles" / "default" / "config.yaml"
 
 @dataclass(frozen=True)
 class Job:
-    """One job of the DAG: its rule, wildcards, evaluated resources, and whether it is still to run."""
+    """One job of the DAG: its rule, wildcards, evaluated resources, whether it is still to run, and
+    (for the preflight) its input and output paths, its named inputs and params, its benchmark file."""
 
     rule: str
     wildcards: dict
     resources: dict
     needrun: bool
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    benchmark: str | None = None
+    named_inputs: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
 
 
 def rerun_settings() -> dict:
@@ -61,7 +67,10 @@ def snakemake_dag(configfiles: list[Path], targets: list[str], directory: Path) 
             workflow._prepare_dag(forceall=False, ignore_incomplete=False, lock_warn_only=True, nolock=True)
             workflow._build_dag()
             dag = workflow.dag
-            jobs = [Job(job.rule.name, dict(job.wildcards_dict), dict(job.resources), dag.needrun(job))
+            jobs = [Job(job.rule.name, dict(job.wildcards_dict), dict(job.resources), dag.needrun(job),
+                        tuple(map(str, job.input)), tuple(map(str, job.output)),
+                        str(job.benchmark) if job.benchmark else None, dict(job.input.items()),
+                        dict(job.params.items()))
                     for job in dag.jobs]
             return copy.deepcopy(dict(workflow.config)), jobs
     except (WorkflowError, RuleException, ValueError) as error:

@@ -25,16 +25,18 @@ MARKERS = ("<!-- performance:begin -->", "<!-- performance:end -->")
 def read_benchmarks(root) -> list[dict]:
     """One row per benchmark file under ``root``: job (its path without .tsv), wall_s, cpu_s,
     max_rss_mb (the last record of a file that holds several repeats)."""
-    rows = []
-    for path in sorted(Path(root).rglob("*.tsv")):
-        with open(path, newline="") as f:
-            records = list(csv.DictReader(f, delimiter="\t"))
-        if not records:
-            raise ValueError(f"{path}: no benchmark record (expected Snakemake's s / cpu_time / max_rss)")
-        last = records[-1]
-        rows.append({"job": path.relative_to(root).with_suffix("").as_posix(), "wall_s": float(last["s"]),
-                     "cpu_s": float(last["cpu_time"]), "max_rss_mb": _number(last["max_rss"])})
-    return rows
+    return [{"job": path.relative_to(root).with_suffix("").as_posix(), **read_benchmark(path)}
+            for path in sorted(Path(root).rglob("*.tsv"))]
+
+
+def read_benchmark(path) -> dict:
+    """One benchmark file's wall_s, cpu_s and max_rss_mb (its last record)."""
+    with open(path, newline="") as f:
+        records = list(csv.DictReader(f, delimiter="\t"))
+    if not records:
+        raise ValueError(f"{path}: no benchmark record (expected Snakemake's s / cpu_time / max_rss)")
+    last = records[-1]
+    return {"wall_s": float(last["s"]), "cpu_s": float(last["cpu_time"]), "max_rss_mb": _number(last["max_rss"])}
 
 
 def _number(value: str) -> float:

@@ -14,9 +14,13 @@ still to run is priced, and the table says where each figure comes from:
   (the trajectory's n_frames after the model's trajectory_params; PersistBench's
   ``sequences.n_frames``); else **config** -- the model's ``rollout_minutes``, taken as stated,
   per video of the planned length; else **unknown**;
-* a perception job, and any other job that asks for a GPU (the permanence probes and training on
-  ``device: cuda``), at its ``runtime`` resource: **limit**, the job's time limit (an estimator's
-  minutes per case, worldmemory.perception.estimators), an upper bound rather than a measurement;
+* a perception job by its learned estimators: **preflight** -- the seconds per frame that
+  ``./run.sh preflight`` measured for each of them (results/preflight/units.csv) times the frames
+  of the job's videos (the CPU estimators beside them are not counted);
+* a perception job without those figures, and any other job that asks for a GPU (the permanence
+  probes and training on ``device: cuda``), at its ``runtime`` resource: **limit**, the job's time
+  limit (an estimator's minutes per case, worldmemory.perception.estimators), an upper bound
+  rather than a measurement;
 * the other CPU jobs (case renders, scores, tables) are counted, not priced.
 
 Device-hours are minutes x the job's GPUs (1 for a CPU job). The wall time is the GPU-hours
@@ -35,7 +39,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from worldmemory.perception.throughput import ESTIMATORS
 from worldmemory.workflow.dag import Job, snakemake_dag
+from worldmemory.workflow.preflight import UNITS_CSV, perceive_estimators
 from worldmemory.workflow.runs import benchmark_runs, worldmembench_cases
 from worldmemory.worldmembench.trajectories import DEFAULT_N_FRAMES, merge_params, resolve
 
@@ -83,15 +89,43 @@ class RolloutPrices:
         return math.nan, "unknown"
 
 
-def price(job: Job, rollouts: RolloutPrices) -> dict:
-    """A job's row: its videos and frames (a rollout job), minutes and where they come from."""
+def preflight_seconds_per_frame(results: Path) -> dict[str, float]:
+    """'<study>: <capability>/<backend>' -> seconds per frame of each estimator the preflight
+    measured (results/preflight/units.csv; empty where there is none)."""
+    path = results.parent / UNITS_CSV
+    if not path.exists():
+        return {}
+    units = pd.read_csv(path)
+    timed = units[(units["kind"] == "estimator") & units["s_per_frame"].notna()]
+    return dict(zip(timed["name"], timed["s_per_frame"]))
+
+
+def perception_minutes(job: Job, study: str, rollouts: RolloutPrices, per_frame: dict) -> float | None:
+    """Minutes of a perception job from the preflight's seconds per frame of its learned
+    estimators, over the frames of the run's videos of the unit; None where one is not measured."""
+    learned = [f"{study}: {c}/{e['backend']}" for c, e in perceive_estimators(job).items()
+               if not e.get("skip") and (f"{c}/{e['backend']}" in ESTIMATORS or "model" in e.get("options", {}))]
+    if not learned or any(name not in per_frame for name in learned):
+        return None
+    frames = sum(rollouts.frames(study, job.wildcards["model"], job.wildcards[UNIT[study]]))
+    return sum(per_frame[name] for name in learned) * frames / 60
+
+
+def price(job: Job, rollouts: RolloutPrices, per_frame: dict | None = None) -> dict:
+    """A job's row: its videos and frames (a rollout job), minutes and where they come from;
+    ``per_frame``: the preflight's estimator seconds per frame (preflight_seconds_per_frame)."""
     gpu = int(job.resources.get("gpu", 0))
-    study = job.rule.removesuffix("_rollout")
+    study = job.rule.removesuffix("_rollout").removesuffix("_perceive")
     row = {"rule": job.rule, "run": job.wildcards.get("model", ""), "gpu": gpu, "videos": 0, "frames": 0}
+    measured = None
+    if job.rule.endswith("_perceive") and study in STUDIES and per_frame:
+        measured = perception_minutes(job, study, rollouts, per_frame)
     if job.rule.endswith("_rollout") and study in STUDIES:
         frames = rollouts.frames(study, row["run"], job.wildcards[UNIT[study]])
         minutes, source = rollouts.minutes(study, row["run"], frames)
         row.update(videos=len(frames), frames=sum(frames))
+    elif measured is not None:
+        minutes, source = measured, "preflight (learned estimators' s per frame)"
     elif job.rule.endswith("_perceive") or gpu > 0:
         minutes, source = float(job.resources["runtime"]), "limit (runtime resource)"
     else:
@@ -102,10 +136,11 @@ def price(job: Job, rollouts: RolloutPrices) -> dict:
 def plan(config: dict, jobs: list[Job], results: Path) -> pd.DataFrame:
     """A row per rule, run, GPUs and price source of the jobs still to run (COLUMNS)."""
     rollouts = RolloutPrices(config, results)
+    per_frame = preflight_seconds_per_frame(results)
     groups = defaultdict(list)
     for job in jobs:
         if job.needrun:
-            row = price(job, rollouts)
+            row = price(job, rollouts, per_frame)
             groups[(row["rule"], row["run"], row["gpu"], row["source"])].append(row)
     rows = []
     for (rule, run, gpu, source), members in sorted(groups.items()):
@@ -143,6 +178,10 @@ def summary(table: pd.DataFrame, gpus: int, total_jobs: int) -> str:
         if device == "GPU":
             line += f"; on {gpus} GPU(s) about {wall_hours(rollouts, gpus):.1f} h wall"
         lines.append(line)
+        measured = table[on & table["source"].str.startswith("preflight")]
+        if not measured.empty:
+            lines.append(f"{device} perception jobs priced by the preflight: {int(measured['jobs'].sum())} jobs; "
+                         f"{measured['device_hours'].sum():.1f} {device}-hours")
         bounded = table[on & limits]
         if not bounded.empty:
             line = (f"{device} perception and other jobs: {int(bounded['jobs'].sum())} jobs; at most "
@@ -151,7 +190,8 @@ def summary(table: pd.DataFrame, gpus: int, total_jobs: int) -> str:
                 line += f"; on {gpus} GPU(s) at most {wall_hours(bounded, gpus):.1f} h wall"
             lines.append(line)
     lines.append("sources: recorded = measured here (cost.json minutes per frame x planned frames); "
-                 "config = rollout_minutes per video, assumed; limit = the job's runtime resource, an upper bound")
+                 "config = rollout_minutes per video, assumed; preflight = ./run.sh preflight's estimator seconds per "
+                 "frame x frames; limit = the job's runtime resource, an upper bound")
     unknown = sorted(set(table[table["source"] == "unknown"]["run"]))
     if unknown:
         lines.append(f"unpriced rollouts (no recorded rollout, no rollout_minutes in the config): {', '.join(unknown)}")
