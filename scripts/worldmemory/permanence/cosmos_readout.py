@@ -23,7 +23,9 @@ call, ``token_log_likelihoods``):
 ``python -m worldmemory.permanence.cosmos_readout`` scores every scene of every condition and
 writes one row per (condition, scene, pair); ``--loglik-out`` instead writes the natural-video
 check (Appendix F: "per-token log-likelihoods of natural video tokens average -5.5 nats against
--11.1 for a uniform distribution"), the mean log p over every predicted token of clips.
+-11.1 for a uniform distribution"), the mean log p over every predicted token of clips, beside
+the uniform distribution over the model's own vocabulary (64,000 for the released model) and the
+paper's two numbers.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -137,27 +140,29 @@ def loglik_clips(videos: str | None, scenes) -> tuple[list[np.ndarray], str]:
     return clips, f"{len(paths)} videos under {videos}"
 
 
-def load(spec: dict, weights: str | None, tokenizer: str | None, device: str):
-    """(encode, loglik) of the configured model: the released weights (hf, local) or a random model of
-    a named config (random; ``tiny`` in the embedded default), with its tokenizer directory."""
+def load(spec: dict, weights: str | None, tokenizer: str | None, device: str, scratch: str):
+    """(encode, loglik, vocabulary size) of permanence.cosmos: the released weights (hf, local) with
+    the tokenizer directory, or a random model of a named size (random: ``tiny`` in the embedded
+    default) with the scripted stand-in tokenizer, written into ``scratch``."""
     from worldmemory.models.cosmos_ar import CosmosARConfig, load_cosmos_ar, random_cosmos_ar, token_log_likelihoods
-    from worldmemory.models.cosmos_tokenizer import load_tokenizer
+    from worldmemory.models.cosmos_tokenizer import load_tokenizer, write_scripted_tokenizer
 
     dtype = DTYPES[spec.get("dtype", "float32")]
     if spec["source"] == "random":
-        model = random_cosmos_ar(getattr(CosmosARConfig, spec.get("config", "tiny"))(), spec.get("seed", 0), device,
-                                 dtype)
+        seed = spec.get("seed", 0)
+        model = random_cosmos_ar(getattr(CosmosARConfig, spec.get("config", "tiny"))(), seed, device, dtype)
+        tokenizer = write_scripted_tokenizer(scratch, seed).parent
     else:
         model = load_cosmos_ar(weights, device, dtype)
     codec = load_tokenizer(tokenizer, device, dtype)
-    return codec.encode, lambda tokens: token_log_likelihoods(model, tokens.to(device))
+    return codec.encode, lambda tokens: token_log_likelihoods(model, tokens.to(device)), model.config.vocab_size
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--spec", required=True, help="permanence.cosmos as JSON")
     ap.add_argument("--weights", default=None, help="the model's weights (hf, local)")
-    ap.add_argument("--tokenizer", required=True, help="the tokenizer's directory")
+    ap.add_argument("--tokenizer", default=None, help="the tokenizer's directory (hf, local)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", help="per-scene evidence CSV")
@@ -170,7 +175,8 @@ def main(argv=None) -> None:
     grid = spec.get("scenes", {})
     scenes = scene_grid(grid.get("radii", S.DEFAULT_RADII), grid.get("distractors", S.DEFAULT_DISTRACTORS),
                         grid.get("seeds", S.DEFAULT_SEEDS))
-    encode, loglik = load(spec, args.weights, args.tokenizer, args.device)
+    with tempfile.TemporaryDirectory() as scratch:
+        encode, loglik, vocabulary = load(spec, args.weights, args.tokenizer, args.device, scratch)
     batch = spec.get("batch_size", 8)
     if args.out:
         table = score_scenes(encode, loglik, scenes, batch_size=batch)
@@ -179,7 +185,8 @@ def main(argv=None) -> None:
     clips, source = loglik_clips(spec.get("loglik_videos"), scenes)
     mean, count = mean_loglik(loglik, [encode(c) for c in clips], batch)
     check = pd.DataFrame([{"model": spec["name"], "clips": len(clips), "tokens": count, "mean_loglik": mean,
-                           "paper_natural": PAPER_NATURAL_LOGLIK, "uniform": UNIFORM_LOGLIK, "source": source}])
+                           "uniform": -math.log(vocabulary), "paper_natural": PAPER_NATURAL_LOGLIK,
+                           "paper_uniform": UNIFORM_LOGLIK, "source": source}])
     write_csv(check.round(4), args.loglik_out)
     print(check.to_string(index=False))
 
