@@ -77,3 +77,11 @@ def test_wrong_clips_and_a_missing_file_are_refused(tokenizer, tmp_path):
         tokenizer.encode(clip(frames=9).astype(np.float32))
     with pytest.raises(FileNotFoundError, match=r"Cosmos-Tokenize1-DV8x16x16-720p.*--patterns '\*.jit'"):
         load_tokenizer(tmp_path)
+
+
+def test_loading_switches_the_tensor_expression_fuser_off(tmp_path):
+    """Upstream does this so that repeated encoder calls give identical tokens (Appendix F)."""
+    write_scripted_tokenizer(tmp_path, seed=0)
+    torch._C._jit_set_texpr_fuser_enabled(True)
+    load_tokenizer(tmp_path)
+    assert not torch._C._jit_texpr_fuser_enabled()

@@ -28,6 +28,13 @@ This module re-implements the forward pass, written from a reading of NVIDIA's c
   (``rotate_half``: ``[-x2, x1]``). Tokens are in raster order over the latent grid (T, H, W).
   cos/sin are cast to the activations' dtype before they are applied, as upstream does.
 
+These are the settings of upstream's base (video-to-world without text) 4B inference
+(``inference/world_generation_pipeline.py``: ``create_video2world_model_config`` with
+``rope_dim="3D"``, ``add_special_tokens=False``, QK normalisation on, no absolute position
+embedding, no cross-attention, 33 frames at 640x1024, i.e. a latent grid of (5, 40, 64)). The probe
+tokenises 256x256 frames, a (5, 16, 16) grid; the rotary positions are per axis, so only the grid
+changes.
+
 The released checkpoint ``model.pt`` (``nvidia/Cosmos-Predict1-4B``) holds the state dict by the
 names of this module (``tok_embeddings.weight``, ``layers.N.attention.wq.weight``,
 ``layers.N.attention.q_norm.weight``, ``layers.N.feed_forward.w1.weight``,
