@@ -169,3 +169,14 @@ def test_mean_loglik_skips_the_first_token():
     mean, count = R.mean_loglik(uniform, clips, batch_size=2)
     assert mean == pytest.approx(R.UNIFORM_LOGLIK) and count == 3 * (S.CHUNKS * S.GRID * S.GRID - 1)
     assert R.UNIFORM_LOGLIK == pytest.approx(-11.07, abs=0.005)
+
+
+def test_clip_geometry_and_the_box_region_have_their_known_values():
+    assert [list(S.chunk_frames(k))[::7] for k in range(S.CHUNKS)] == [[0], [1, 8], [9, 16], [17, 24], [25, 32]]
+    # the box closes at clip frame 25 - hidden = full-clip frame 32, opens at 25 (a chunk's first frame)
+    assert [S.clip_frames(h)[25 - h] for h in (8, 16, 0)] == [32, 32, 32]
+    # the stationary box: closed rows 146..233 -> token rows 9..14; columns 78..157 (centre 28 + 3.2 * 28,
+    # rounded, +-40) -> token columns 4..9
+    expected = np.zeros((16, 16), bool)
+    expected[9:15, 4:10] = True
+    assert np.array_equal(S.box_region(S.condition_named("stationary_h08"), 16), expected)
