@@ -787,10 +787,10 @@ rule prefetch_cosmos:
         mem_mb=4000,
         runtime=240,
     params:
-        model=shlex.join(
+        model_args=shlex.join(
             ["--id", COSMOS.get("id", ""), "--revision", COSMOS.get("revision", "main"), "--patterns", "model.pt"]
         ),
-        tokenizer=shlex.join(
+        tokenizer_args=shlex.join(
             [
                 "--id",
                 COSMOS.get("tokenizer_id", ""),
@@ -801,16 +801,16 @@ rule prefetch_cosmos:
             ]
         ),
     shell:
-        "(python -m worldmemory.models.prefetch {params.model} --target {output.model:q} --out {output.model:q}"
-        " && python -m worldmemory.models.prefetch {params.tokenizer} --target {output.tokenizer:q}"
+        "(python -m worldmemory.models.prefetch {params.model_args} --target {output.model:q} --out {output.model:q}"
+        " && python -m worldmemory.models.prefetch {params.tokenizer_args} --target {output.tokenizer:q}"
         " --out {output.tokenizer:q}) 2>&1 | tee {log:q}"
 
 
-# The readout's command: --out for the per-scene evidence, --loglik-out for the check.
+# The readout's command: --out for the per-scene evidence, --loglik-out for the check (out_args).
 COSMOS_CMD = (
     "gpu_slot {resources.gpu:q}"
     " python -m worldmemory.permanence.cosmos_readout --spec {params.spec:q} {params.model_args}"
-    " --device {params.device:q} --threads {threads:q}"
+    " --device {params.device:q} --threads {threads:q} {params.out_args} 2>&1 | tee {log:q}"
 )
 
 
@@ -834,8 +834,9 @@ rule permanence_cosmos_evidence:
         spec=json.dumps(COSMOS, sort_keys=True),
         model_args=cosmos_model_args,
         device=DEVICE,
+        out_args=lambda wc, output: shlex.join(["--out", output[0]]),
     shell:
-        COSMOS_CMD + " --out {output:q} 2>&1 | tee {log:q}"
+        COSMOS_CMD
 
 
 rule permanence_cosmos_loglik:
@@ -863,8 +864,9 @@ rule permanence_cosmos_loglik:
         spec=json.dumps(COSMOS, sort_keys=True),
         model_args=cosmos_model_args,
         device=DEVICE,
+        out_args=lambda wc, output: shlex.join(["--loglik-out", output[0]]),
     shell:
-        COSMOS_CMD + " --loglik-out {output:q} 2>&1 | tee {log:q}"
+        COSMOS_CMD
 
 
 rule permanence_table8:

@@ -17,7 +17,7 @@ def evidence(condition: str, main, exit_, never, swap_main=0.0, differing=0) -> 
     for pair, values in (("main", main), ("exit", exit_), ("never_shown", never)):
         for i, v in enumerate(values):
             rows.append({"model": "m", "condition": condition, "motion": condition.split("_")[0],
-                         "hidden_frames": 8, "scene": f"s{i}", "pair": pair, "evidence": v,
+                         "hidden_frames": 8, "hidden_s": 1.07, "scene": f"s{i}", "pair": pair, "evidence": v,
                          "evidence_swapped": v + (swap_main if pair == "main" else 0.0),
                          "prefix_tokens_differing": differing if (pair == "main" and i == 0) else 0})
     return pd.DataFrame(rows)

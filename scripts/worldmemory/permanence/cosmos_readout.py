@@ -104,7 +104,8 @@ def score_scenes(encode: Callable[[np.ndarray], torch.Tensor], loglik: LogLik, s
                                                         prefix="with", batch_size=batch_size)))
             for pair, value in zip(tokens, evidence):
                 rows.append({"condition": condition.name, "motion": condition.motion,
-                             "hidden_frames": condition.hidden_frames, "scene": scene.id, "radius": scene.radius,
+                             "hidden_frames": condition.hidden_frames, "hidden_s": condition.hidden_s,
+                             "scene": scene.id, "radius": scene.radius,
                              "n_distractors": scene.n_distractors, "seed": scene.seed, "pair": pair,
                              "evidence": value, "evidence_swapped": swapped[pair],
                              "prefix_tokens_differing": differing[pair], "region_tokens": int(region.sum())})

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.seeds import stable_rng
-from worldmemory.permanence.cosmos_scenes import condition_named
 from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
 
 CONTROLS = ("exit", "never_shown")
@@ -59,7 +58,7 @@ def table8(evidence: pd.DataFrame, resamples: int = RESAMPLES) -> pd.DataFrame:
             low, high = scene_bootstrap(memory, f"{model}/{condition}/{control}", resamples)
             rows.append({
                 "model": model, "condition": condition, "motion": main["motion"].iloc[0],
-                "hidden_s": condition_named(condition).hidden_s, "control": control, "scenes": len(memory),
+                "hidden_s": main["hidden_s"].iloc[0], "control": control, "scenes": len(memory),
                 "memory": memory.mean(), "ci_lo": low, "ci_hi": high, "positive_fraction": (memory > 0).mean(),
                 "evidence_main": main["evidence"].mean(), "evidence_control": other["evidence"].mean(),
                 "swap_change_main": (main["evidence_swapped"] - main["evidence"]).mean(),
