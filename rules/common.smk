@@ -187,6 +187,35 @@ def intphys_dataset(wildcards):
     return INTPHYS_FIXTURE if dataset == "fixture" else dataset
 
 
+# Cosmos-Predict1's autoregressive readout (Section 4.5, Appendix F): the one model of permanence.cosmos.
+COSMOS = PERM.get("cosmos", {})
+COSMOS_RELEASED = "nvidia/Cosmos-Predict1-4B"
+COSMOS_FETCHED = f"resources/models/{COSMOS.get('name', 'cosmos')}"
+# Our run of the released model, whose Table 8 prints beside the paper's (none for a random model).
+COSMOS_PAPER_RUNS = (
+    {COSMOS["name"]: COSMOS_RELEASED}
+    if COSMOS.get("source") in ("hf", "local") and COSMOS.get("id") == COSMOS_RELEASED
+    else {}
+)
+
+
+def cosmos_inputs(wildcards):
+    """Input function: the model and tokenizer the Cosmos jobs load, fetched (hf) or the config's
+    own (local); none for a random model (its scripted tokenizer is written by the job)."""
+    if COSMOS.get("source") == "hf":
+        return {"model": f"{COSMOS_FETCHED}/model", "tokenizer": f"{COSMOS_FETCHED}/tokenizer"}
+    if COSMOS.get("source") == "local":
+        return {"model": COSMOS["path"], "tokenizer": COSMOS["tokenizer_path"]}
+    return {}
+
+
+def cosmos_model_args(wildcards, input):
+    """--weights and --tokenizer of the Cosmos jobs (cosmos_inputs), none for a random model."""
+    if "model" not in input.keys():
+        return ""
+    return shlex.join(["--weights", input.model, "--tokenizer", input.tokenizer])
+
+
 def models_with(source, models=None):
     """Wildcard constraint matching the models of one source among ``models`` (default every probe
     model; nothing when there are none)."""

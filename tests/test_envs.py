@@ -183,7 +183,7 @@ def test_the_rules_that_need_the_network_run_where_snakemake_runs():
     local = {name for block in re.findall(r"localrules:\s*\n((?:[ \t]+\w+,\n?)+)", text)
              for name in re.findall(r"(\w+),", block)}
     prefetch = {name for name in rules() if name.startswith("prefetch")}
-    assert prefetch == {"prefetch_model", "prefetch_dinov2", "prefetch_perception"}
+    assert prefetch == {"prefetch_model", "prefetch_dinov2", "prefetch_perception", "prefetch_cosmos"}
     assert local == prefetch | {"worldmembench_rollouts", "worldmembench_scores", "persistbench_sequences",
                                 "persistbench_rollouts", "persistbench_scores"}
 

@@ -222,7 +222,7 @@ def test_render_container_world_default_window_and_refusals():
         C.render_container_world(scene, "sideways", 4, "present")
     with pytest.raises(ValueError, match="world"):
         C.render_container_world(scene, "moving", 4, "static")
-    for hidden in (0, 28):
+    for hidden in (-1, 28):
         with pytest.raises(ValueError, match="hidden_frames"):
             C.render_container_world(scene, "moving", hidden, "present")
     with pytest.raises(ValueError, match="radius"):
@@ -288,3 +288,28 @@ def test_cli(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert [(e["motion"], e["hidden_frames"]) for e in manifest["scenes"]] == [("moving", 8), ("stationary", 8)]
     assert (tmp_path / "stationary_h08/r16_k0_s0/never_shown.mkv").is_file()
+
+
+@pytest.mark.parametrize("motion", R.MOTIONS)
+@pytest.mark.parametrize("world", ["never_shown", "exit"])
+def test_a_revealed_control_shows_the_present_ball_from_the_opening_on(motion, world):
+    scene, hidden = R.Scene(16, 2, 0), 8
+    control = C.render_container_world(scene, motion, hidden, world, ALL_FRAMES)
+    revealed = C.render_container_world(scene, motion, hidden, world, ALL_FRAMES, revealed=True)
+    present = C.render_container_world(scene, motion, hidden, "present", ALL_FRAMES)
+    opening = 32 + hidden
+    assert np.array_equal(control[:opening], revealed[:opening])
+    assert np.array_equal(revealed[opening:], present[opening:])
+    with pytest.raises(ValueError, match="revealed applies to the controls"):
+        C.render_container_world(scene, motion, hidden, "absent", ALL_FRAMES, revealed=True)
+
+
+@pytest.mark.parametrize("motion", R.MOTIONS)
+def test_hidden_zero_is_the_visible_continuation(motion):
+    """The box never closes and the absent world's ball vanishes in view at the event."""
+    scene = R.Scene(16, 0, 0)
+    present = C.render_container_world(scene, motion, 0, "present", ALL_FRAMES)
+    absent = C.render_container_world(scene, motion, 0, "absent", ALL_FRAMES)
+    assert all(np.array_equal(box_mask(present[f : f + 1])[0], expected_box(f, motion, 16, 0)) for f in ALL_FRAMES)
+    assert red_mask(present).any(axis=(1, 2)).all()
+    assert red_mask(absent[:32]).any(axis=(1, 2)).all() and not red_mask(absent[32:]).any()

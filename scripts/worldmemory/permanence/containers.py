@@ -51,7 +51,17 @@ Worlds, per (box motion, hidden_frames); all four draw the identical box in ever
                    none after); the box does what it does in the main worlds (centred on where
                    the main ball would be) and opens empty. It exists for both box motions (Table
                    6's caption reports stationary-box controls), always with the moving exit ball.
+    revealed:      a control world (never_shown, exit) with ``revealed=True`` also shows the
+                   present world's ball from open_frame on, as if it had been in the box: the
+                   "ball revealed" candidate that the autoregressive readout scores after the
+                   control's own prefix (``cosmos_scenes``). Identical to the control before
+                   open_frame.
     Draw order per frame: background (with guide line), distractors, ball, box.
+
+Visible continuation
+    hidden_frames = 0 (Table 8's "visible continuation", ``cosmos_scenes``): the box never closes
+    (open_frame = EVENT_FRAME), it stays raised over the ball, and the absent world's ball vanishes
+    in view at the event; the probe's HIDDEN_FRAMES keep 4..22.
     All worlds differ from one another only on the ball's rows, BALL_ROW-R .. BALL_ROW+R.
 
 Output
@@ -107,9 +117,9 @@ def _check(motion: str, hidden_frames: int, world: str | None = None, radius: in
     if motion not in MOTIONS:
         raise ValueError(f"unknown box motion {motion!r}; expected one of {MOTIONS}")
     last = MAIN_TIMING.window_start + MAIN_TIMING.window_frames - 1
-    if not isinstance(hidden_frames, int) or not 1 <= hidden_frames <= last - EVENT_FRAME:
-        raise ValueError(f"hidden_frames must be an integer in 1..{last - EVENT_FRAME} (the box opens inside "
-                         f"the probe window), got {hidden_frames!r}")
+    if not isinstance(hidden_frames, int) or not 0 <= hidden_frames <= last - EVENT_FRAME:
+        raise ValueError(f"hidden_frames must be an integer in 0..{last - EVENT_FRAME} (the box opens inside "
+                         f"the probe window; 0: it never closes), got {hidden_frames!r}")
     if world is not None and world not in WORLDS:
         raise ValueError(f"unknown container world {world!r}; expected one of {WORLDS}")
     if radius is not None and not 1 <= radius <= MAX_RADIUS:
@@ -156,10 +166,14 @@ def box_footprint(f: int, motion: str, radius: int, hidden_frames: int) -> tuple
     return top, bottom, left, right
 
 
-def container_ball_x(f: int, motion: str, hidden_frames: int, world: str, radius: int) -> float | None:
-    """Ball centre column of ``world`` at full-clip frame f, or None where no ball is drawn."""
+def container_ball_x(f: int, motion: str, hidden_frames: int, world: str, radius: int,
+                     revealed: bool = False) -> float | None:
+    """Ball centre column of ``world`` at full-clip frame f, or None where no ball is drawn;
+    ``revealed``: a control world that shows the present ball from the opening on."""
     _check(motion, hidden_frames, world, radius)
-    if world == "present":
+    if revealed and world in ("present", "absent"):
+        raise ValueError(f"revealed applies to the controls {WORLDS[2:]}, not to {world!r}")
+    if world == "present" or (revealed and f >= open_frame(hidden_frames)):
         return ball_x(f, motion, "present")
     if world == "absent":
         return ball_x(f, motion, "absent")  # gone from the event on: the box opens empty
@@ -168,9 +182,11 @@ def container_ball_x(f: int, motion: str, hidden_frames: int, world: str, radius
     return None  # never_shown
 
 
-def render_container_world(scene: Scene, motion: str, hidden_frames: int, world: str, frames=None) -> np.ndarray:
+def render_container_world(scene: Scene, motion: str, hidden_frames: int, world: str, frames=None,
+                           revealed: bool = False) -> np.ndarray:
     """Render full-clip frame indices ``frames`` (default: the probe window, f = 28..59) of one
-    container world as [T,256,256,3] uint8: background, distractors, ball, box."""
+    container world as [T,256,256,3] uint8: background, distractors, ball, box (``revealed``:
+    container_ball_x)."""
     _check(motion, hidden_frames, world, scene.radius)
     frames = list(MAIN_TIMING.frames() if frames is None else frames)
     if any(not 0 <= f < CLIP_FRAMES for f in frames):
@@ -180,7 +196,7 @@ def render_container_world(scene: Scene, motion: str, hidden_frames: int, world:
     for img, f in zip(out, frames):
         for rect in rects:
             rect.draw(img, f)
-        x = container_ball_x(f, motion, hidden_frames, world, scene.radius)
+        x = container_ball_x(f, motion, hidden_frames, world, scene.radius, revealed)
         if x is not None:
             _draw_ball(img, x, BALL_ROW, scene.radius, BALL_COLOURS)
         top, bottom, left, right = box_footprint(f, motion, scene.radius, hidden_frames)

@@ -1,12 +1,13 @@
-"""Figures 2a, 3, 4, 5a, 6a and 7 of *Tracking Is Not Permanence*, drawn from belief-curve long tables.
+"""Figures 2a, 3, 4, 5a, 5b, 6a and 7 of *Tracking Is Not Permanence*, drawn from belief-curve long tables.
 
 Figure 2a: P(present) by seconds since last visible (Section 4.1). Figure 3: the decision in the
 gap with a reveal at the end (Section 4.2). Figure 4: the moving and the stationary object per
 training condition (Section 4.4). Figure 5a: the pixel readout (VideoMAE) beside the latent one
-(Section 4.5). Figure 6a: a ball in a visible box (Section 4.6). Figure 7: nearest of three worlds
-over the hidden band (Appendix D). A matplotlib Figure is built without pyplot, so nothing depends
-on a display or global state; file metadata that would carry a date or version is dropped so that
-reruns give the same bytes.
+(Section 4.5). Figure 5b: Cosmos-Predict1's fraction of scenes expecting the ball at the reveal,
+from Table 8 (cosmos_tables; Section 4.5). Figure 6a: a ball in a visible box (Section 4.6).
+Figure 7: nearest of three worlds over the hidden band (Appendix D). A matplotlib Figure is built
+without pyplot, so nothing depends on a display or global state; file metadata that would carry a
+date or version is dropped so that reruns give the same bytes.
 """
 
 from __future__ import annotations
@@ -304,6 +305,36 @@ def figure5a(curve: pd.DataFrame, out_png, out_pdf, pixel=()) -> Figure:
     return fig
 
 
+COSMOS_CONTROLS = (("exit", "against the exit control"), ("never_shown", "against the never-shown box"))
+
+
+def figure5b(table: pd.DataFrame, out_png, out_pdf) -> Figure:
+    """Cosmos-Predict1 (Section 4.5, Figure 5b): per condition of Table 8 (``table``, one model), the
+    fraction of scenes whose memory is positive against each control, as grouped bars; 0.5 dotted."""
+    if "positive_fraction" not in table.columns:
+        raise ValueError("Figure 5b draws Table 8 (results/permanence/table8.csv, with positive_fraction), "
+                         f"got columns {list(table.columns)}")
+    conditions = list(dict.fromkeys(table["condition"]))
+    labels = [f"{c.split('_')[0]} box, {h:.2f} s" if pd.notna(h) else f"{c.split('_')[0]}, visible"
+              for c, h in table.drop_duplicates("condition")[["condition", "hidden_s"]].itertuples(index=False)]
+    colours = sns.color_palette("colorblind", len(COSMOS_CONTROLS))
+    fig = Figure(figsize=(max(6.0, 1.3 * len(conditions)), 4.4), layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / len(COSMOS_CONTROLS)
+    for i, ((control, label), colour) in enumerate(zip(COSMOS_CONTROLS, colours)):
+        rows = table[table["control"] == control].set_index("condition").reindex(conditions)
+        ax.bar([x + (i - 0.5) * width for x in range(len(conditions))], rows["positive_fraction"], width,
+               color=colour, label=label)
+    ax.axhline(0.5, color="grey", linestyle=":", label="chance")
+    ax.set_xticks(range(len(conditions)), labels, rotation=20, ha="right")
+    ax.set(ylabel="fraction of scenes with memory > 0", ylim=(0, 1.02),
+           title=f"{', '.join(dict.fromkeys(table['model']))}: {int(table['scenes'].max())} scenes per bar")
+    ax.legend(fontsize="small", loc="upper right")
+    fig.suptitle("Expecting the ball at the reveal (Tracking Is Not Permanence, Figure 5b)")
+    save_figure(fig, out_png, out_pdf)
+    return fig
+
+
 def read_long(paths) -> pd.DataFrame:
     """The long tables concatenated. A (model, condition) found in several files is kept whole from
     the first file that has it, so a reveal table that repeats the main conditions draws no line
@@ -321,8 +352,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--long", required=True, action="append",
                         help="results/permanence/table3_long.csv; repeat to add tables with the same columns "
-                             "(Figure 3: also the reveal query's long CSV)")
-    parser.add_argument("--figure", choices=["2", "3", "4", "5a", "6a", "7"], default="2",
+                             "(Figure 3: also the reveal query's long CSV; Figure 5b: table8.csv)")
+    parser.add_argument("--figure", choices=["2", "3", "4", "5a", "5b", "6a", "7"], default="2",
                         help="the paper's figure (default 2)")
     parser.add_argument("--png", required=True)
     parser.add_argument("--pdf", required=True)
@@ -335,8 +366,8 @@ def main(argv: list[str] | None = None) -> None:
     curve = read_long(args.long)
     if args.figure == "5a":
         figure5a(curve, args.png, args.pdf, args.pixel)
-    elif args.figure in ("4", "6a", "7"):
-        {"4": figure4, "6a": figure6a, "7": figure7}[args.figure](curve, args.png, args.pdf)
+    elif args.figure in ("4", "5b", "6a", "7"):
+        {"4": figure4, "5b": figure5b, "6a": figure6a, "7": figure7}[args.figure](curve, args.png, args.pdf)
     else:
         draw = figure2 if args.figure == "2" else figure3
         draw(curve, args.png, args.pdf, args.released, args.highlight)
