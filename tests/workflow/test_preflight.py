@@ -44,7 +44,8 @@ def test_preflight_times_one_unit_of_each_kind_and_feeds_the_planner(tmp_path, c
         "aesthetic_quality": {"backend": "laion-aesthetic", "model": "openai/clip-vit-large-patch14",
                               "head": str(tmp_path / "head.pth")}})
     run = tmp_path / "run"
-    preflight.main(["--configfile", *map(str, CONFIGS), str(mine), "-d", str(run), "--sizes", "tiny"])
+    preflight.main(["all", "results/permanence/table8.csv", "--configfile", *map(str, CONFIGS), str(mine),
+                    "-d", str(run), "--sizes", "tiny"])
     out = capsys.readouterr().out
     weights = {line.split()[0]: line for line in out.splitlines()}
     assert "to fetch (rule prefetch_perception" in weights[CLIP]
@@ -52,9 +53,10 @@ def test_preflight_times_one_unit_of_each_kind_and_feeds_the_planner(tmp_path, c
     assert "to train (rule permanence_train" in weights["results/models/tiny-test-scratch"]
 
     units = pd.read_csv(run / preflight.UNITS_CSV).set_index("name")
-    assert set(units["kind"]) == {"probe", "estimator", "rollout"} and units["note"].isna().all()
+    assert set(units["kind"]) == {"probe", "cosmos", "estimator", "rollout"} and units["note"].isna().all()
     for model in ("tiny-test-random", "tiny-test-scratch"):  # the second is not trained yet: its architecture
         assert units.loc[model, ["weights", "per", "input"]].tolist() == ["random", "4 clips", "32x64x64"]
+    assert units.loc["cosmos-tiny-test", ["kind", "weights", "input"]].tolist() == ["cosmos", "random", "33x256x256"]
     assert units.loc["worldmembench: depth/depth-anything", "weights"] == "real"
     assert units.loc["worldmembench: aesthetic_quality/laion-aesthetic", "weights"] == "random"
     assert (units.loc["worldmembench: depth/depth-anything", "input"] == "16x48x64")
@@ -65,7 +67,7 @@ def test_preflight_times_one_unit_of_each_kind_and_feeds_the_planner(tmp_path, c
     assert rollout["s_per_frame"] == pytest.approx(rollout["wall_s"] / frames)
     assert (units[["wall_s", "s_per_frame", "peak_rss_mb"]] > 0).all().all()
 
-    config, jobs = preflight.snakemake_dag([*CONFIGS, mine], [], run)
+    config, jobs = preflight.snakemake_dag([*CONFIGS, mine], ["all"], run)
     table = plan.plan(config, jobs, run / "results")
     sources = table.groupby(["rule", "run"])["source"].first()
     assert sources["worldmembench_rollout", "mine"] == "recorded (1 videos)"

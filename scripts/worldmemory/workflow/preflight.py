@@ -14,6 +14,9 @@ directory. Snakemake plans TARGETS (default: rule all) as ``./run.sh plan`` does
    * ``probe``: one batch of probe clips of every permanence model the jobs probe, with its
      weights where they are here, else the same architecture at its real size with random
      weights (models.released; a model the workflow trains: its configured architecture);
+   * ``cosmos``: one batch of the Cosmos-Predict1 readout's clips (tokenised, then scored),
+     with its model and tokenizer where here, else the 4B transformer at its real size with
+     random weights;
    * ``estimator``: every learned estimator the perception jobs run, over ``--frames`` frames of
      the study's video size (its weights where here, else perception.throughput's real-size
      random stand-in);
@@ -52,6 +55,7 @@ from worldmemory.workflow.dag import REPO, Job, snakemake_dag
 from worldmemory.workflow.performance import read_benchmark
 
 PROBE_RULES = ("permanence_probe", "permanence_query", "permanence_intphys")
+COSMOS_RULES = ("permanence_cosmos_evidence", "permanence_cosmos_loglik")
 PERCEIVE_RULES = {"worldmembench_perceive": "worldmembench", "persistbench_perceive": "persistbench"}
 ROLLOUT_RULES = {"worldmembench_rollout": "worldmembench", "persistbench_rollout": "persistbench"}
 PRODUCERS = ("prefetch_", "permanence_train", "permanence_videomae_train", "permanence_curriculum")
@@ -111,6 +115,23 @@ def probe_units(jobs: list[Job], directory: Path, device: str | None, clips: int
     return list(units.values())
 
 
+def cosmos_units(jobs: list[Job], directory: Path, device: str | None, clips: int | None = None,
+                 threads: int | None = None) -> list[dict]:
+    """The Cosmos readout's unit, when a job to run reads it (its spec, model, tokenizer, batch and
+    threads; ``clips``, ``threads``: instead of the job's)."""
+    for job in jobs:
+        if job.needrun and job.rule in COSMOS_RULES:
+            spec = json.loads(job.params["spec"])
+            files = {k: job.named_inputs.get(k) for k in ("model", "tokenizer")}
+            present = all(f and (directory / f).exists() for f in files.values())
+            return [{"kind": "cosmos", "name": spec["name"], "spec": spec,
+                     "weights": str(directory / files["model"]) if present else None,
+                     "tokenizer": str(directory / files["tokenizer"]) if present else None,
+                     "batch": clips or int(spec.get("batch_size", 8)), "device": device or job.params["device"],
+                     "threads": threads or int(job.resources.get("_cores", 1))}]
+    return []
+
+
 def estimator_units(jobs: list[Job], config: dict, directory: Path, device: str | None, frames: int,
                     sizes: str) -> list[dict]:
     """One unit per learned estimator the perception jobs to run use (a backend with weights, or
@@ -163,7 +184,8 @@ def rollout_targets(jobs: list[Job], config: dict) -> dict[str, Job]:
 
 def run_unit(unit: dict, directory: Path) -> dict:
     """A probe or estimator unit's row, run by preflight_units in its own process."""
-    argument = {**unit, "weights": unit["weights"] and (unit.get("options", {}).get("model") or unit["weights"]),
+    weights = unit["weights"] and (unit.get("options", {}).get("model") or unit["weights"])
+    argument = {**unit, "weights": weights,
                 "repeats": 2 if unit["device"].startswith("cuda") else 1}  # a GPU's second run: kernels chosen
     proc = subprocess.run([sys.executable, "-m", "worldmemory.workflow.preflight_units", json.dumps(argument)],
                           cwd=directory, capture_output=True, text=True)
@@ -173,7 +195,7 @@ def run_unit(unit: dict, directory: Path) -> dict:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     if "skipped" in result:
         return {**row, "note": "not run: " + result["skipped"]}
-    per = f"{result['clips']} clips" if unit["kind"] == "probe" else f"{result['frames']} frames"
+    per = f"{result['clips']} clips" if "clips" in result else f"{result['frames']} frames"
     frames = result["frames"] * (result.get("clips") or 1)
     return {**row, "weights": result["weights"], "input": result["input"], "wall_s": result["wall_s"],
             "cpu_s": result["cpu_s"], "per": per,
@@ -251,8 +273,8 @@ def main(argv=None) -> None:
     ap.add_argument("--directory", "-d", type=Path, default=Path("."), help="the run's working directory")
     ap.add_argument("--device", help="run every unit on this device instead of the config's (e.g. cpu)")
     ap.add_argument("--frames", type=int, default=16, help="frames of an estimator unit (default 16)")
-    ap.add_argument("--clips", type=int, help="clips of a probe unit (default: the probe job's batch)")
-    ap.add_argument("--threads", type=int, help="CPU threads of a probe unit (default: the probe job's)")
+    ap.add_argument("--clips", type=int, help="clips of a probe or Cosmos unit (default: the job's batch)")
+    ap.add_argument("--threads", type=int, help="CPU threads of a probe or Cosmos unit (default: the job's)")
     ap.add_argument("--sizes", choices=["real", "tiny"], default="real",
                     help="the random estimator stand-ins' sizes (tiny: the tests)")
     ap.add_argument("--only", nargs="+", choices=["weights", "probe", "estimator", "rollout"],
@@ -269,6 +291,7 @@ def main(argv=None) -> None:
     units = []
     if "probe" in args.only:
         units += probe_units(jobs, directory, args.device, args.clips, args.threads)
+        units += cosmos_units(jobs, directory, args.device, args.clips, args.threads)
     if "estimator" in args.only:
         units += estimator_units(jobs, config, directory, args.device, args.frames, args.sizes)
     rows = []

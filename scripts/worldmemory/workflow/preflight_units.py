@@ -13,6 +13,10 @@ Kinds:
 * ``probe``: one batch of probe clips (permanence.probe's unit of work): a 32-frame window at
   256 px squash-resized to the model's input, the lower quarter of every tubelet from the fourth
   on hidden; the encoder reads the visible tokens, the predictor infers the hidden ones.
+* ``cosmos``: one batch of Cosmos-Predict1 readout clips (permanence.cosmos_readout): a 33-frame
+  256 px clip tokenised, then the batch's token clips scored teacher-forced; without the weights,
+  the released 4B transformer at its real size with random weights and the scripted tokenizer
+  (models.cosmos_tokenizer), so the tokenizer's own cost is then not in the figure.
 * ``estimator``: one learned estimator (worldmemory.perception) over ``frames`` random frames of
   the study's video size, through its backend's own call (a tracker from a box in frame 0).
 """
@@ -68,6 +72,30 @@ def probe_unit(unit: dict) -> dict:
             "input": f"{frames}x{backend.crop_size}x{backend.crop_size}",
             "params_m": round(sum(p.numel() for p in backend.model.parameters()) / 1e6, 1),
             **timed(run, unit["device"], unit.get("repeats", 1))}
+
+
+def cosmos_unit(unit: dict) -> dict:
+    """Time one batch of Cosmos readout clips of ``unit['spec']`` (permanence.cosmos): its model
+    and tokenizer (``unit['weights']``, ``unit['tokenizer']``) where here, else a random stand-in."""
+    import torch
+
+    from worldmemory.permanence.cosmos_readout import load
+    from worldmemory.permanence.cosmos_scenes import CLIP_FRAMES, SIZE
+
+    spec, real = unit["spec"], unit.get("weights") is not None
+    if not real and spec["source"] != "random":
+        spec = {**spec, "source": "random", "config": "released", "seed": 0}
+    clip = np.random.default_rng(0).integers(0, 256, (CLIP_FRAMES, SIZE, SIZE, 3), np.uint8)
+    with tempfile.TemporaryDirectory(prefix="worldmemory-preflight-") as scratch:
+        encode, loglik, _ = load(spec, unit.get("weights"), unit.get("tokenizer"), unit["device"], scratch)
+
+        def run():
+            with torch.no_grad():
+                tokens = encode(clip)
+                loglik(tokens.unsqueeze(0).expand(unit["batch"], *tokens.shape))
+
+        return {"weights": "real" if real else "random", "clips": unit["batch"], "frames": CLIP_FRAMES,
+                "input": f"{CLIP_FRAMES}x{SIZE}x{SIZE}", **timed(run, unit["device"], unit.get("repeats", 1))}
 
 
 def estimator_unit(unit: dict) -> dict:
@@ -134,7 +162,7 @@ def main(argv=None) -> None:
     from worldmemory.models.device import start_torch_job
 
     start_torch_job(unit["device"], unit.get("threads", 1))
-    result = probe_unit(unit) if unit["kind"] == "probe" else estimator_unit(unit)
+    result = {"probe": probe_unit, "cosmos": cosmos_unit, "estimator": estimator_unit}[unit["kind"]](unit)
     print(json.dumps(result), flush=True)
 
 
