@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, shown
+from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, same_up_to_case, shown
 from worldmemory.perception.estimators import FILE_OPTIONS, parse, weights_slug
 from worldmemory.workflow.runs import persistbench_sequences, worldmembench_cases
 
@@ -93,8 +93,7 @@ def _names(config: dict):
                 yield f"{key}: {e}"
         for same in case_collisions(name for _, name in named):
             keys = [f"{key}.{name}" for key, name in named if name in same]
-            yield (f"{' and '.join(keys)}: names equal up to case; on a case-insensitive file system (macOS, "
-                   "Windows) their results would share one directory. Fix: rename one of them")
+            yield same_up_to_case(" and ".join(keys), "rename one of them")
 
 
 def _blocks(config: dict, block: str):
