@@ -225,7 +225,8 @@ def models_with(source, models=None):
 
 # -- worldmembench ---------------------------------------------------------------------------------
 def worldmembench_cases():
-    """Case id -> {family, category, trajectories}, known before anything runs (worldmemory/workflow/runs.py)."""
+    """Case id -> {family, category, trajectories, trajectory_params}, known before anything runs
+    (worldmemory/workflow/runs.py)."""
     return study_cases(config["worldmembench"])
 
 

@@ -97,6 +97,6 @@ def test_names_equal_up_to_case_are_found_and_refused():
     assert case_collisions(["omniscient", "amnesic", "Omniscient", "OMNISCIENT", "b", "b"]) == [
         ["omniscient", "Omniscient", "OMNISCIENT"]]
     check_case_distinct("case", ["a", "b", "a"], "rename one")  # repeated names are refused elsewhere
-    with pytest.raises(ValueError, match=r"^case ids 'human_000' and 'Human_000' differ only in case: on a "
-                                         r"case-insensitive file system \(macOS, Windows\) .*; rename one$"):
+    with pytest.raises(ValueError, match=r"^case ids 'human_000' and 'Human_000': equal up to case; on a "
+                                         r"case-insensitive file system \(macOS, Windows\) .*\. Fix: rename one$"):
         check_case_distinct("case", ["human_000", "Human_000"], "rename one")

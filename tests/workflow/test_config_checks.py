@@ -17,6 +17,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 from worldmemory.persistbench.camera_paths import PathParams
 from worldmemory.workflow.config_checks import check_config
+from worldmemory.worldmembench import cases
 from worldmemory.worldmembench import trajectories as tj
 from worldmemory.worldmembench.cases import write_embedded_case
 
@@ -246,6 +247,18 @@ def test_user_cases_accept_any_builders_keyword(tmp_path):
     check_config(config)
     config["worldmembench"]["trajectory_params"]["sides"] = 1
     assert "worldmembench.trajectory_params.sides = 1: unknown key" in problems(config)
+
+
+def test_each_user_case_is_read_once(tmp_path, monkeypatch):
+    """The case checks of check_config and of config_inputs share one listing of the directory."""
+    config = load()
+    for case_id in ("human_000", "human_001"):
+        write_embedded_case(tmp_path / case_id, case_id, "human", None, 64, 48, ["LRLR"])
+    config["worldmembench"]["cases"]["source"] = str(tmp_path)
+    read = []
+    monkeypatch.setattr(cases, "load_case", lambda path, load=cases.load_case: read.append(path) or load(path))
+    check_config(config)
+    assert sorted(Path(p).name for p in read) == ["human_000", "human_001"]
 
 
 def test_camera_keys_come_from_the_case():

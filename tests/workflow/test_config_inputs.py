@@ -92,8 +92,8 @@ def test_case_or_sequence_ids_equal_up_to_case_are_refused_at_validation(study, 
     config = tiny_config(lambda c: c[study][part].update(source=str(tmp_path / "user")))
     message = problems(config)
     assert f"{study}.{part}.source = " in message
-    assert (f"{kind} ids 'Scene_1' and 'scene_1' differ only in case: on a case-insensitive file system (macOS, "
-            f"Windows) their results would share one directory; rename one of the directories in "
+    assert (f"{kind} ids 'Scene_1' and 'scene_1': equal up to case; on a case-insensitive file system (macOS, "
+            f"Windows) their results would share one directory. Fix: rename one of the directories in "
             f"{tmp_path / 'user'}") in message
 
 
@@ -229,7 +229,7 @@ def test_names_equal_up_to_case_in_one_results_folder_are_refused(first, second)
 
     message = problems(tiny_config(extra))
     assert message.startswith("config: 1 problem(s)"), message
-    assert (f"- {first}.Mine and {second}.mINE: names equal up to case; on a case-insensitive file system (macOS, "
+    assert (f"- {first}.Mine and {second}.mINE: equal up to case; on a case-insensitive file system (macOS, "
             "Windows) their results would share one directory. Fix: rename one of them") in message
 
     def apart(c):

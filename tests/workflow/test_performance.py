@@ -45,3 +45,8 @@ def test_missing_markers_or_benchmarks_are_named():
         replace_section("no markers here", "| t |\n")
     with pytest.raises(ValueError, match="run the workflow first"):
         markdown([])
+
+
+def test_before_any_run_the_command_says_so_without_a_traceback(tmp_path):
+    with pytest.raises(SystemExit, match=r"^\[performance\] no benchmark files: run the workflow first"):
+        main(["--benchmarks", str(tmp_path)])

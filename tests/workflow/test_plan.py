@@ -11,6 +11,8 @@ import yaml
 from worldmemory.workflow.dag import Job, snakemake_dag
 from worldmemory.workflow.plan import RolloutPrices, plan
 from worldmemory.workflow.progress import progress_lines
+from worldmemory.worldmembench import trajectories as tj
+from worldmemory.worldmembench.cases import write_embedded_case
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "config"
@@ -62,9 +64,10 @@ def test_the_plan_of_paper_yaml_and_a_model_counts_what_snakemake_plans(tmp_path
     assert sum(j.needrun for j in jobs) == snakemake_n_total(snakemake, job_counts, tmp_path / "dry", files)
     table = plan(config, jobs, tmp_path / "plan" / "results")
     mine = table[(table["rule"] == "worldmembench_rollout") & (table["run"] == "my-gpu-model")].iloc[0]
-    # 260 cases; 860 videos at 5.37 minutes each as stated: Appendix H's 77 GPU-hours
-    assert (mine["jobs"], mine["videos"], mine["source"]) == (260, 860, "config (rollout_minutes per video)")
-    assert mine["device_hours"] == pytest.approx(860 * 5.37 / 60)
+    # 260 cases; 860 videos at 5.37 minutes per 493 frames (Appendix H), LRLRLR's longer videos more
+    assert (mine["jobs"], mine["videos"], mine["source"]) == (260, 860, "config (rollout_minutes per 493 frames)")
+    assert mine["frames"] > 860 * 493
+    assert mine["device_hours"] == pytest.approx(mine["frames"] * 5.37 / 493 / 60)
 
 
 def cost(directory: Path, wall_s: float, n_frames: int) -> None:
@@ -74,20 +77,41 @@ def cost(directory: Path, wall_s: float, n_frames: int) -> None:
 
 def test_recorded_minutes_are_scaled_by_frames_to_the_planned_length(tmp_path):
     """A 161-frame test rollout of 0.6 minutes prices a 493-frame one at 0.6 x 493 / 161; without a
-    record, rollout_minutes prices each video as stated; a run with neither is unknown."""
+    record, rollout_minutes prices each video at its length (rollout_frames, default 493) scaled to
+    the planned frames, so a video twice as long costs twice as much; a run with neither is unknown."""
     config, _ = snakemake_dag([TINY / "tiny_worldmembench.yaml"], [], tmp_path)
     block = config["worldmembench"]
     block["models"]["amnesic"]["rollout_minutes"] = 2.0
+    block["models"]["drifting"].update(rollout_minutes=3.0, rollout_frames=241)
     results = tmp_path / "results"
     cost(results / "worldmembench" / "rollouts" / "omniscient" / "human_000" / "LRLR", 36, 161)
     prices = RolloutPrices(config, results)
     assert prices.minutes("worldmembench", "omniscient", [493, 493]) == (
         pytest.approx(0.6 / 161 * 986), "recorded (1 videos)")
-    assert prices.minutes("worldmembench", "amnesic", [493, 493]) == (4.0, "config (rollout_minutes per video)")
-    minutes, source = prices.minutes("worldmembench", "drifting", [493])
+    assert prices.minutes("worldmembench", "amnesic", [493, 493]) == (4.0, "config (rollout_minutes per 493 frames)")
+    assert prices.minutes("worldmembench", "amnesic", [986])[0] == 4.0  # one video of twice the length
+    assert prices.minutes("worldmembench", "drifting", [482, 241]) == (
+        pytest.approx(9.0), "config (rollout_minutes per 241 frames)")
+    minutes, source = prices.minutes("worldmembench", "camera-error", [493])
     assert math.isnan(minutes) and source == "unknown"
     # the planned frames follow the study's trajectory_params (tests/config: 161 frames), LRLRLR longer
     assert prices.frames("worldmembench", "omniscient", "human_000") == [161]
+
+
+def test_a_user_cases_own_n_frames_are_the_frames_its_rollouts_build(tmp_path):
+    """A user case whose case.json sets its LRLR to 241 frames (the study's: 161) is planned at
+    241 frames, as its rollout builds it (trajectories.build with the case's trajectory_params)."""
+    config, _ = snakemake_dag([TINY / "tiny_worldmembench.yaml"], [], tmp_path)
+    cases = tmp_path / "cases"
+    write_embedded_case(cases / "human_000", "human_000", "human", None, 64, 48, ["LRLR", "LRUD"])
+    manifest = json.loads((cases / "human_000" / "case.json").read_text())
+    manifest["trajectory_params"] = {"LRLR": {"n_frames": 241}}
+    (cases / "human_000" / "case.json").write_text(json.dumps(manifest))
+    config["worldmembench"]["cases"]["source"] = str(cases)
+    frames = RolloutPrices(config, tmp_path / "results").frames("worldmembench", "omniscient", "human_000")
+    study = config["worldmembench"]["trajectory_params"]
+    assert frames == [tj.build(name, manifest["trajectory_params"], **study).n_frames for name in ("LRLR", "LRUD")]
+    assert frames == [241, 161]
 
 
 def test_perception_jobs_are_priced_at_their_runtime_and_done_jobs_not_at_all(tmp_path):

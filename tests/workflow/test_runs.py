@@ -17,14 +17,16 @@ def test_the_embedded_cases_follow_from_the_config():
              "trajectories": {"human": ["LRLR"], "object": [], "environment": [], "dynamic": ["LR-Hold"]}}
     found = worldmembench_cases({"cases": cases})
     assert list(found) == sorted(found) and len(found) == 1 + 7  # one human case, one per mechanism
-    assert found["human_000"] == {"family": "human", "category": None, "trajectories": ["LRLR"]}
+    assert found["human_000"] == {"family": "human", "category": None, "trajectories": ["LRLR"],
+                                  "trajectory_params": {}}
     assert found["dynamic_melt_000"]["category"] == "melt"
 
 
 def test_a_users_cases_are_listed_with_their_own_trajectories(tmp_path):
     write_embedded_case(tmp_path / "human_000", "human_000", "human", None, 64, 48, ["LRLR", "LRUD"])
     found = worldmembench_cases({"cases": {"source": str(tmp_path)}})
-    assert found == {"human_000": {"family": "human", "category": "multi_person", "trajectories": ["LRLR", "LRUD"]}}
+    assert found == {"human_000": {"family": "human", "category": "multi_person", "trajectories": ["LRLR", "LRUD"],
+                                   "trajectory_params": {}}}
 
 
 def test_a_reference_model_gets_a_replay_per_degradation_when_agreement_is_on():

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from worldmemory.common.video import video_shape, write_video
-from worldmemory.worldmembench.human_study.exports import file_digest, read_export, read_exports
+from worldmemory.worldmembench.human_study.exports import ANNOTATOR, EXPORT_NAME, file_digest, read_export, read_exports
 from worldmemory.worldmembench.human_study.pages import build
 
 MODELS = ("omniscient", "drifting")  # hidden in the key; the pages must never name them
@@ -194,6 +194,15 @@ def _export(tmp_path, data, name="ann1.static.json") -> Path:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return path
+
+
+def test_the_page_and_the_reader_take_the_same_annotator_names():
+    """The export's name is built from the annotator (EXPORT_NAME from ANNOTATOR) and the page's
+    field asks for the same names."""
+    script = (Path(build.__code__.co_filename).parent / "page" / "annotate.js").read_text()
+    assert f"const ANNOTATOR = /^{ANNOTATOR.pattern}$/;" in script
+    assert EXPORT_NAME.fullmatch("ann_1-b.static (2).json")["annotator"] == "ann_1-b"
+    assert EXPORT_NAME.fullmatch("ann.1.static.json") is None  # '.' is no annotator character
 
 
 def test_read_export_reads_both_studies_and_the_browsers_renamed_copy(tmp_path):

@@ -223,6 +223,18 @@ def test_build_passes_parameters():
     assert max(yaw_left_deg(p) for p in t.poses) == pytest.approx(45.0)
 
 
+@pytest.mark.parametrize("name", tj.TRAJECTORIES)
+@pytest.mark.parametrize("params, case_params", [
+    ({}, None),
+    ({"n_frames": 241}, None),
+    ({"n_frames": 241}, {"LRLR": {"n_frames": 321}, "LRLRLR": {"n_frames": 401}, "translation": {"n_frames": 201}}),
+    ({"n_frames": 241, "LRLR": {"n_frames": 281}}, {"LRLR": {"n_frames": 321}}),
+])
+def test_frame_count_is_the_length_build_gives(name, params, case_params):
+    """The planner's frames (./run.sh plan) without building: the study's, the case's, its own block's."""
+    assert tj.frame_count(name, params, case_params) == tj.build(name, case_params, **params).n_frames
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(n_frames=90),  # 90 - 64 - 21 = 5 frames for 6 moves
     dict(n_frames=100, hold_frames=10, final_hold_frames=5, move_frames=20),  # 10+120+5 > 100

@@ -15,8 +15,9 @@ ends in a suffix whose one '.' makes any repeated piece reaching into it 7 chara
 so 20 repeats would need 140 characters, more than the id and its suffix hold; a stress run
 ``stress.<name>`` takes only built-in names.
 
-Ids equal up to case (``Omniscient`` beside ``omniscient``) are refused too (case_collisions):
-on a case-insensitive file system (macOS, Windows) their results would share one directory.
+Ids equal up to case (``Omniscient`` beside ``omniscient``) are refused too (case_collisions,
+in the words of same_up_to_case): on a case-insensitive file system (macOS, Windows) their results
+would share one directory.
 """
 
 from __future__ import annotations
@@ -63,12 +64,18 @@ def case_collisions(names) -> list[list[str]]:
     return [list(group) for group in groups.values() if len(group) > 1]
 
 
+def same_up_to_case(names: str, fix: str) -> str:
+    """The refusal of ``names`` (shown and joined by 'and': ids, or the config keys naming them)
+    that are equal up to case, with the ``fix``; every such refusal reads so."""
+    return (f"{names}: equal up to case; on a case-insensitive file system (macOS, Windows) their results would "
+            f"share one directory. Fix: {fix}")
+
+
 def check_case_distinct(kind: str, names, fix: str) -> None:
-    """ValueError naming the ``kind``'s ids equal up to case and the ``fix``, if any are."""
+    """ValueError naming the ``kind``'s ids equal up to case and the ``fix`` (same_up_to_case), if any are."""
     if collisions := case_collisions(names):
-        shown_groups = "; ".join(" and ".join(map(repr, group)) for group in collisions)
-        raise ValueError(f"{kind} ids {shown_groups} differ only in case: on a case-insensitive file system "
-                         f"(macOS, Windows) their results would share one directory; {fix}")
+        raise ValueError("; ".join(same_up_to_case(f"{kind} ids {' and '.join(map(repr, group))}", fix)
+                                   for group in collisions))
 
 
 def shown(value: object, limit: int = 60) -> str:

@@ -23,7 +23,7 @@ import tempfile
 from worldmemory.common.params import param_problem
 from worldmemory.common.params import unknown_key as _unknown
 from worldmemory.external.stress import SOURCES, STRESS
-from worldmemory.workflow.config_inputs import input_problems
+from worldmemory.workflow.config_inputs import input_problems, user_listings
 
 # A Hugging Face id: owner/name, exactly one slash, HF's characters, neither part starting with
 # '.', '-' (so './x', '../x', '~/x' and '/x' are never ids).
@@ -77,11 +77,13 @@ def check_config(config: dict) -> None:
     problems += _reserved_names(study)
     if "dinov2" in config:
         problems += _dinov2(config["dinov2"])
+    listings = user_listings(config)  # each user directory read once
+    cases = listings.get("worldmembench")
     if "worldmembench" in config:
-        problems += _worldmembench(config["worldmembench"])
+        problems += _worldmembench(config["worldmembench"], cases if isinstance(cases, dict) else {})
     if "persistbench" in config:
         problems += _persistbench(config["persistbench"])
-    problems += input_problems(config)
+    problems += input_problems(config, listings)
     if problems:
         raise ValueError(f"config: {len(problems)} problem(s)\n" + "\n".join(f"- {p}" for p in problems))
 
@@ -210,13 +212,14 @@ def _dinov2(value: str):
 
 
 # -- free-form blocks ----------------------------------------------------------------------------
-def _trajectory_values(study: dict, names: list[str]):
+def _trajectory_values(study: dict, names: list[str], user_cases: dict[str, dict]):
     """The values of the trajectory parameters: each of its builder's annotated type, at its own
     key; then, if all are, each run's trajectories (``names``) as its rollout lays them out
     (trajectories.check: ranges, the frame budget, common.limits), blamed on the run's block, or
     on the study's when the run sets none; then, if all pass, each user case's trajectories with
-    the case's own ``trajectory_params`` (case.json, typed by cases.load_case) under each run's,
-    blamed on the case. Unknown names are left to _worldmembench."""
+    the case's own ``trajectory_params`` (case.json, typed by cases.load_case; ``user_cases``: the
+    cases as workflow.runs lists them, none for the embedded default) under each run's, blamed on
+    the case. Unknown names are left to _worldmembench."""
     from worldmemory.worldmembench import trajectories as tj
 
     types = tj.keyword_types()
@@ -250,7 +253,7 @@ def _trajectory_values(study: dict, names: list[str]):
                "parameter; a longer n_frames or shorter holds give the frame budget room)")
     if problems:
         return
-    for case_id, case in _user_cases(study).items():
+    for case_id, case in user_cases.items():
         for name in sorted(case.get("trajectory_params", {})):
             for _, model, params, key in runs:
                 try:
@@ -263,22 +266,7 @@ def _trajectory_values(study: dict, names: list[str]):
                     break
 
 
-def _user_cases(study: dict) -> dict[str, dict]:
-    """The user cases of worldmembench.cases.source (cases.user_cases); none for the embedded
-    default or a source that is no directory or does not list, whose problems config_inputs
-    reports."""
-    from worldmemory.worldmembench.cases import user_cases
-
-    source = study.get("cases", {}).get("source", "embedded")
-    if source == "embedded" or not os.path.isdir(source):
-        return {}
-    try:
-        return user_cases(source)
-    except ValueError:
-        return {}
-
-
-def _worldmembench(study: dict):
+def _worldmembench(study: dict, user_cases: dict[str, dict]):
     from worldmemory.worldmembench import trajectories as tj
     from worldmemory.worldmembench.external import PLACEHOLDERS
     from worldmemory.worldmembench.reference_models import DEFAULT_PARAMS, PARAM_MINIMUM
@@ -313,7 +301,7 @@ def _worldmembench(study: dict):
                        f"or roll out only {', '.join(takers)}")
             else:
                 yield _unknown(key, block, param, valid, expected)
-    yield from _trajectory_values(study, names)
+    yield from _trajectory_values(study, names, user_cases)
     yield from _reference_params("worldmembench", study, DEFAULT_PARAMS, PARAM_MINIMUM)
     yield from _templates("worldmembench", study, PLACEHOLDERS)
     yield from _model_files("worldmembench", study)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 
-from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, shown
+from worldmemory.common.ids import MAX_LENGTH, case_collisions, check_id, periodic, same_up_to_case, shown
 from worldmemory.perception.estimators import FILE_OPTIONS, parse, weights_slug
 from worldmemory.workflow.runs import persistbench_sequences, worldmembench_cases
 
@@ -41,9 +41,25 @@ USER_DIRECTORIES = {
 }
 
 
-def input_problems(config: dict):
-    """Every problem of the config's inputs, each a string naming the key, the value, what was
-    expected and the fix:
+def user_listings(config: dict) -> dict[str, object]:
+    """Each study's user directory (USER_DIRECTORIES) listed as the workflow lists it, read once
+    for all the checks: study -> its listing, or the ValueError listing it raised; a study without
+    one (the embedded default, or a source that is no directory: _user_directory says why) is
+    left out."""
+    found = {}
+    for study_name, (part, listing, _) in USER_DIRECTORIES.items():
+        source = config.get(study_name, {}).get(part, {}).get("source", "embedded")
+        if source != "embedded" and os.path.isdir(source):
+            try:
+                found[study_name] = listing(config[study_name])
+            except ValueError as e:
+                found[study_name] = e
+    return found
+
+
+def input_problems(config: dict, listings: dict[str, object]):
+    """Every problem of the config's inputs (``listings``: the user directories, user_listings),
+    each a string naming the key, the value, what was expected and the fix:
 
     * model names (of every block, comparisons' variants too) and comparison names are ids
       (common.ids: at most MAX_LENGTH characters, none Snakemake's periodic-wildcard check
@@ -70,7 +86,7 @@ def input_problems(config: dict):
                 yield from _revision(f"{prefix}.{name}.revision", spec["revision"])
     for study_name in USER_DIRECTORIES:
         if study_name in config:
-            yield from _user_directory(study_name, config[study_name])
+            yield from _user_directory(study_name, config[study_name], listings.get(study_name))
             yield from _estimators(study_name, config[study_name])
     yield from _human_study_exports(config.get("worldmembench", {}).get("human_study", {}).get("exports"))
     for key, path in _paths(config):
@@ -93,8 +109,7 @@ def _names(config: dict):
                 yield f"{key}: {e}"
         for same in case_collisions(name for _, name in named):
             keys = [f"{key}.{name}" for key, name in named if name in same]
-            yield (f"{' and '.join(keys)}: names equal up to case; on a case-insensitive file system (macOS, "
-                   "Windows) their results would share one directory. Fix: rename one of them")
+            yield same_up_to_case(" and ".join(keys), "rename one of them")
 
 
 def _blocks(config: dict, block: str):
@@ -113,9 +128,9 @@ def _revision(key: str, value: str):
                "it, or leave it out for main")
 
 
-def _user_directory(study_name: str, study: dict):
-    """A study's user directory, listed as the workflow lists it (worldmemory.workflow.runs)."""
-    part, listing, expected = USER_DIRECTORIES[study_name]
+def _user_directory(study_name: str, study: dict, listed):
+    """A study's user directory, ``listed`` as the workflow lists it (user_listings)."""
+    part, _, expected = USER_DIRECTORIES[study_name]
     key, source = f"{study_name}.{part}.source", study.get(part, {}).get("source", "embedded")
     if source == "embedded":
         return
@@ -123,10 +138,8 @@ def _user_directory(study_name: str, study: dict):
         yield (f"{key} = {shown(source)}: no such directory (relative to the working directory {os.getcwd()}); "
                f"expected 'embedded' or {expected}. Fix: correct the path, or write 'embedded'")
         return
-    try:
-        listing(study)
-    except ValueError as e:
-        yield f"{key} = {shown(source)}: {e} (expected {expected})"
+    if isinstance(listed, ValueError):
+        yield f"{key} = {shown(source)}: {listed} (expected {expected})"
 
 
 def _intphys(intphys: dict, models: list[str]):

@@ -88,7 +88,10 @@ def main(argv=None) -> None:
     ap.add_argument("--benchmarks", default="results/benchmarks", type=Path)
     ap.add_argument("--readme", type=Path, help="rewrite the table between the markers of this file")
     args = ap.parse_args(argv)
-    table = markdown(read_benchmarks(args.benchmarks))
+    try:
+        table = markdown(read_benchmarks(args.benchmarks))
+    except ValueError as e:  # no run yet
+        raise SystemExit(f"[performance] {e}") from None
     if args.readme:
         args.readme.write_text(replace_section(args.readme.read_text(), table))
     print(table, end="")

@@ -11,9 +11,10 @@ still to run is priced, and the table says where each figure comes from:
 * a rollout job (one case's videos, or one PersistBench sequence) by its frames: **recorded** --
   the median minutes per frame of the model's rollouts this working directory has made (each
   rollout's cost.json holds its wall time and frames) times the frames each video will have
-  (the trajectory's n_frames after the model's trajectory_params; PersistBench's
-  ``sequences.n_frames``); else **config** -- the model's ``rollout_minutes``, taken as stated,
-  per video of the planned length; else **unknown**;
+  (the frames its rollout builds, trajectories.frame_count: the trajectory's n_frames after the
+  model's trajectory_params and the case's own; PersistBench's ``sequences.n_frames``); else
+  **config** -- the model's ``rollout_minutes`` per video of its ``rollout_frames`` frames,
+  scaled to each video's frames; else **unknown**;
 * a perception job by its learned estimators: **preflight** -- the seconds per frame that
   ``./run.sh preflight`` measured for each of them (results/preflight/units.csv) times the frames
   of the job's videos (the CPU estimators beside them are not counted);
@@ -43,7 +44,7 @@ from worldmemory.perception.throughput import ESTIMATORS
 from worldmemory.workflow.dag import Job, snakemake_dag
 from worldmemory.workflow.preflight import UNITS_CSV, perceive_estimators
 from worldmemory.workflow.runs import benchmark_runs, worldmembench_cases
-from worldmemory.worldmembench.trajectories import DEFAULT_N_FRAMES, merge_params, resolve
+from worldmemory.worldmembench.trajectories import frame_count, merge_params
 
 STUDIES = ("worldmembench", "persistbench")
 UNIT = {"worldmembench": "case", "persistbench": "sequence"}
@@ -73,7 +74,8 @@ class RolloutPrices:
         if study == "persistbench":
             return [block["sequences"]["n_frames"]]
         params = merge_params(block["trajectory_params"], self.runs[study][run].get("trajectory_params", {}))
-        return [resolve(name, params).get("n_frames", DEFAULT_N_FRAMES) for name in self.cases[unit]["trajectories"]]
+        case = self.cases[unit]
+        return [frame_count(name, params, case["trajectory_params"]) for name in case["trajectories"]]
 
     def minutes(self, study: str, run: str, frames: list[int]) -> tuple[float, str]:
         """(minutes of one job making videos of ``frames``, where the figure comes from)."""
@@ -85,7 +87,8 @@ class RolloutPrices:
             return statistics.median(recorded) * sum(frames), f"recorded ({len(recorded)} videos)"
         spec = self.runs[study][run]
         if "rollout_minutes" in spec:
-            return float(spec["rollout_minutes"]) * len(frames), "config (rollout_minutes per video)"
+            per_frame = float(spec["rollout_minutes"]) / spec["rollout_frames"]
+            return per_frame * sum(frames), f"config (rollout_minutes per {spec['rollout_frames']} frames)"
         return math.nan, "unknown"
 
 
@@ -190,8 +193,8 @@ def summary(table: pd.DataFrame, gpus: int, total_jobs: int) -> str:
                 line += f"; on {gpus} GPU(s) at most {wall_hours(bounded, gpus):.1f} h wall"
             lines.append(line)
     lines.append("sources: recorded = measured here (cost.json minutes per frame x planned frames); "
-                 "config = rollout_minutes per video, assumed; preflight = ./run.sh preflight's estimator seconds per "
-                 "frame x frames; limit = the job's runtime resource, an upper bound")
+                 "config = rollout_minutes per rollout_frames x planned frames, assumed; preflight = ./run.sh "
+                 "preflight's estimator seconds per frame x frames; limit = the job's runtime resource, an upper bound")
     unknown = sorted(set(table[table["source"] == "unknown"]["run"]))
     if unknown:
         lines.append(f"unpriced rollouts (no recorded rollout, no rollout_minutes in the config): {', '.join(unknown)}")

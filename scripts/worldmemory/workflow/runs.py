@@ -96,14 +96,18 @@ def stress_references(study: str, block: dict, stress: dict) -> dict[str, tuple[
 
 
 def worldmembench_cases(block: dict) -> dict[str, dict]:
-    """Case id -> {family, category, trajectories}: the embedded plan of the config, or a user
-    directory's validated cases; sorted by id."""
+    """Case id -> {family, category, trajectories, trajectory_params}: the embedded plan of the
+    config, or a user directory's validated cases (trajectory_params: the case's own, from its
+    case.json, which its rollouts build with; an embedded case's set only the translation side,
+    decided when it renders); sorted by id."""
     cases = block["cases"]
     if cases["source"] == "embedded":
         plan = embedded_plan(cases["per_family"], cases["per_category"])
-        found = {c: {"family": f, "category": g, "trajectories": cases["trajectories"][f]} for c, f, g in plan}
+        found = {c: {"family": f, "category": g, "trajectories": cases["trajectories"][f], "trajectory_params": {}}
+                 for c, f, g in plan}
     else:
-        found = {c: {"family": m["family"], "category": m.get("category"), "trajectories": m["trajectories"]}
+        found = {c: {"family": m["family"], "category": m.get("category"), "trajectories": m["trajectories"],
+                     "trajectory_params": m.get("trajectory_params", {})}
                  for c, m in user_cases(cases["source"]).items()}
     return dict(sorted(unreserved("case", found).items()))
 

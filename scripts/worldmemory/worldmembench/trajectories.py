@@ -258,6 +258,12 @@ def build(name: str, case_params: dict | None = None, **params) -> Trajectory:
     return translation(**kwargs) if name == "translation" else rotation(name, **kwargs)
 
 
+def frame_count(name: str, params: dict, case_params: dict | None = None) -> int:
+    """The frames of ``build(name, case_params, **params)``, known without building it: the
+    n_frames ``resolve`` gives, else the builders' default (DEFAULT_N_FRAMES)."""
+    return resolve(name, params, case_params).get("n_frames", DEFAULT_N_FRAMES)
+
+
 def check(name: str, params: dict, case_params: dict | None = None) -> None:
     """Raise ValueError for what ``build(name, case_params, **params)`` refuses (ranges, the
     frame budget, common.limits' bounds on n_frames and fps), without rendering a pose: its cost

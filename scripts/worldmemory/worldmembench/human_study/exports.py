@@ -30,9 +30,10 @@ from worldmemory.common.ids import shown
 from worldmemory.report.tables import DECIMALS
 
 STUDIES = ("static", "dynamic")
-ANNOTATOR_PATTERN = "^[A-Za-z0-9_-]+$"  # one path component of the export's name
+# an annotator's name: one path component of the export's name (page/annotate.js asks for the same)
+ANNOTATOR = re.compile(r"[A-Za-z0-9_-]+")
 # <annotator>.<study>.json, or the browser's renamed copy <annotator>.<study> (1).json
-EXPORT_NAME = re.compile(r"(?P<annotator>[A-Za-z0-9_-]+)\.(?P<study>static|dynamic)(?: \(\d+\))?\.json")
+EXPORT_NAME = re.compile(rf"(?P<annotator>{ANNOTATOR.pattern})\.(?P<study>static|dynamic)(?: \(\d+\))?\.json")
 DIGEST = re.compile(r"[0-9a-f]{64}")
 CHOICES = ("A", "tie", "B")
 N_ITEMS = 8  # the checklist's eight binary questions (Section 4.3)
@@ -77,7 +78,7 @@ def read_export(path, study: str | None = None) -> dict:
         raise fail("study_set", data.get("study_set"), "the sha256 of the study set the page was built from "
                    "(pages older than this field do not write it)")
     annotator = data.get("annotator")
-    if not isinstance(annotator, str) or not re.fullmatch(ANNOTATOR_PATTERN, annotator):
+    if not isinstance(annotator, str) or not ANNOTATOR.fullmatch(annotator):
         raise fail("annotator", annotator, "letters, digits, '_' and '-' (one path component)")
     if name_annotator(path, data["study"]) != annotator:
         raise fail("the file's name", path.name, f"{export_name(annotator, data['study'])!r} (its annotator and "
