@@ -72,6 +72,22 @@ def test_local_model_path_must_be_a_saved_model(tmp_path, monkeypatch):
     check_config(config)
 
 
+def test_a_local_cosmos_model_needs_its_model_pt_and_the_tokenizers_encoder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load()
+    config["permanence"]["cosmos"].update(source="local", path="cosmos", tokenizer_path="tokenizer")
+    message = problems(config)
+    assert "permanence.cosmos.path = 'cosmos': neither a model.pt nor a directory holding one" in message
+    assert "permanence.cosmos.tokenizer_path = 'tokenizer': no encoder.jit in that directory" in message
+    (tmp_path / "cosmos").mkdir()
+    (tmp_path / "cosmos" / "model.pt").write_bytes(b"")
+    (tmp_path / "tokenizer").mkdir()
+    (tmp_path / "tokenizer" / "encoder.jit").write_bytes(b"")
+    check_config(config)
+    config["permanence"]["cosmos"].update(source="hf", id="nvidia/Cosmos-Predict1-4B", tokenizer_id="not an id")
+    assert "permanence.cosmos.tokenizer_id = 'not an id': not a Hugging Face id" in problems(config)
+
+
 def test_hf_model_id_must_look_like_one():
     config = load(REPO / "config" / "paper.yaml")
     config["permanence"]["models"]["vjepa2-vitl-fpc64-256"]["id"] = "./vjepa2-vitl"

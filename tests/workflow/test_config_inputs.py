@@ -344,6 +344,11 @@ def fuzz_base(tmp_path: Path) -> dict:
              "mae-local": {"source": "local", "path": model_dir(tmp_path / "mae")},
              "mae-calib": {**calibration, "encoder": "tiny-test-mae"}})
         perm["intphys"]["baseline"] = "tiny-test-scratch"
+        perm["cosmos"].update(source="local", path=str(tmp_path / "cosmos-model.pt"),
+                              tokenizer_path=str(tmp_path / "cosmos-tokenizer"))
+        (tmp_path / "cosmos-model.pt").write_bytes(b"")
+        (tmp_path / "cosmos-tokenizer").mkdir()
+        (tmp_path / "cosmos-tokenizer" / "encoder.jit").write_bytes(b"")
         for study, command in [("worldmembench", "python -m worldmemory.worldmembench.still_model --request {request}"),
                                ("persistbench", "my-4d-model --request {request}")]:
             capabilities = schema["properties"][study]["properties"]["perception"]["properties"]

@@ -73,7 +73,7 @@ def check_config(config: dict) -> None:
     revisions, model name lengths, paths starting with '-'): config_inputs.input_problems.
     """
     study = config.get("permanence", {})
-    problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study)]
+    problems = [*_permanence_paths(study), *_curricula(study), *_videomae(study), *_cosmos(study.get("cosmos", {}))]
     problems += _reserved_names(study)
     if "dinov2" in config:
         problems += _dinov2(config["dinov2"])
@@ -126,6 +126,27 @@ def _permanence_paths(study: dict):
             yield (f"{key}.id = {spec['id']!r}: not a Hugging Face id; expected owner/name (e.g. "
                    "facebook/vjepa2-vitl-fpc64-256). Fix: correct the id, or for a directory on "
                    "this machine use `source: local` with `path:`")
+
+
+def _cosmos(spec: dict):
+    """permanence.cosmos: a local model is its model.pt (or the directory holding it) and a tokenizer
+    directory holding encoder.jit (models.cosmos_ar, models.cosmos_tokenizer); fetched ones are ids."""
+    key = "permanence.cosmos"
+    if spec.get("source") == "local":
+        path = spec.get("path", "")
+        if not (os.path.isfile(path) or os.path.isfile(os.path.join(path, "model.pt"))):
+            yield (f"{key}.path = {path!r}: neither a model.pt nor a directory holding one (relative to the "
+                   f"working directory {os.getcwd()}). Fix: point it at the released nvidia/Cosmos-Predict1-4B "
+                   "model.pt, or use `source: hf` to fetch it once")
+        tokenizer = spec.get("tokenizer_path", "")
+        if not os.path.isfile(os.path.join(tokenizer, "encoder.jit")):
+            yield (f"{key}.tokenizer_path = {tokenizer!r}: no encoder.jit in that directory. Fix: point it at the "
+                   "directory of nvidia/Cosmos-Tokenize1-DV8x16x16-720p's TorchScript files")
+    elif spec.get("source") == "hf":
+        for name in ("id", "tokenizer_id"):
+            if not HF_ID.fullmatch(str(spec.get(name))):
+                yield (f"{key}.{name} = {spec.get(name)!r}: not a Hugging Face id; expected owner/name (e.g. "
+                       f"{'nvidia/Cosmos-Predict1-4B' if name == 'id' else 'nvidia/Cosmos-Tokenize1-DV8x16x16-720p'})")
 
 
 def _curricula(study: dict):
