@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from worldmemory.common.seeds import stable_rng
+from worldmemory.permanence import tables
 from worldmemory.report.tables import DECIMALS, add_paper_options, paper_runs, write_csv
 
 CONTROLS = ("exit", "never_shown")
@@ -91,18 +92,8 @@ def our_statistic(table: pd.DataFrame, model: str, condition: str, statistic: st
 
 
 def paper_side_by_side(table: pd.DataFrame, paper: pd.DataFrame, runs: dict[str, str]) -> pd.DataFrame:
-    """Each number the paper states for a model we ran, next to ours; note carries the source."""
-    paper = paper[paper["model"].isin(runs)]
-    ours = [our_statistic(table, runs[r.model], r.condition, r.statistic) for r in paper.itertuples()]
-    return pd.DataFrame({
-        "model": paper["model"].to_numpy(),
-        "run": paper["model"].map(runs).to_numpy(),
-        "condition": paper["condition"].to_numpy(),
-        "statistic": paper["statistic"].to_numpy(),
-        "paper": paper["value"].to_numpy(dtype=float),
-        "ours": ours,
-        "note": [s if not np.isnan(v) else f"not in our run; {s}" for v, s in zip(ours, paper["source"])],
-    }).round(DECIMALS)  # fmt: skip
+    """Each number the paper states for a model we ran, next to ours (permanence.tables')."""
+    return tables.paper_side_by_side(table, paper, runs, statistic=our_statistic)
 
 
 def main(argv=None) -> None:

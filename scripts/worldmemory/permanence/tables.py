@@ -83,14 +83,18 @@ def our_statistic(long: pd.DataFrame, model: str, condition: str, statistic: str
     return float(values.agg(match["agg"])) if len(values) else math.nan
 
 
-def paper_side_by_side(ours_long: pd.DataFrame, paper: pd.DataFrame, runs: dict[str, str]) -> pd.DataFrame:
+def paper_side_by_side(ours_long: pd.DataFrame, paper: pd.DataFrame, runs: dict[str, str],
+                       statistic=None) -> pd.DataFrame:
     """Each number the paper states for a checkpoint we ran, next to ours; note carries the source.
 
     ``runs`` maps a paper checkpoint (Hugging Face id, as in the paper file) to the name of our run
-    of it (a config key), so renaming a run never silently empties the comparison.
+    of it (a config key), so renaming a run never silently empties the comparison. ``statistic``
+    reads one of ours, ``(ours_long, run, condition, statistic) -> float`` (default: our_statistic,
+    the probe's; cosmos_tables passes Table 8's).
     """
+    statistic = statistic or our_statistic
     paper = paper[paper["model"].isin(runs)]
-    ours = [our_statistic(ours_long, runs[r.model], r.condition, r.statistic) for r in paper.itertuples()]
+    ours = [statistic(ours_long, runs[r.model], r.condition, r.statistic) for r in paper.itertuples()]
     notes = [src if not math.isnan(v) else f"not in our run; {src}" for v, src in zip(ours, paper["source"])]
     table = pd.DataFrame({
         "model": paper["model"].to_numpy(),
