@@ -96,6 +96,7 @@ def test_weights_are_present_to_fetch_to_train_or_missing(tmp_path):
             Job("permanence_probe", {}, {}, True, inputs=("resources/models/vit", "resources/models/fetched",
                                                           "results/models/mine", "local", "results/scenes")),
             Job("worldmembench_perceive", {}, {}, True, inputs=("resources/gone.onnx", "results/x/case")),
+            Job("permanence_table3", {}, {}, True, inputs=("resources/paper_values/permanence_table3.csv",)),
             Job("worldmembench_score", {}, {}, False, inputs=("resources/unread.pth",))]
     report = preflight.weights_report(jobs, tmp_path).set_index("weights")
     assert report["status"].to_dict() == {

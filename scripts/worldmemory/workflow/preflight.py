@@ -90,9 +90,9 @@ def weights_report(jobs: list[Job], directory: Path) -> pd.DataFrame:
 
 
 def is_weights(path: Path) -> bool:
-    """Whether a path no job makes is a checkpoint: under resources/, a weights file, or a directory
-    holding a config.json or weights files."""
-    if "resources" in path.parts or path.name.endswith(WEIGHT_SUFFIXES):
+    """Whether a path no job makes is a checkpoint: a weights file (by its suffix), or a directory
+    holding a config.json or weights files (not, e.g., resources/paper_values/*.csv)."""
+    if path.name.endswith(WEIGHT_SUFFIXES):
         return True
     return path.is_dir() and ((path / "config.json").exists() or any(
         p.name.endswith(WEIGHT_SUFFIXES) for p in path.iterdir()))
