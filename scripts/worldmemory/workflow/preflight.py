@@ -307,7 +307,7 @@ def main(argv=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out, index=False, lineterminator="\n")
     print(table.to_string(index=False, na_rep="-") if len(table) else "no GPU job kinds to run")
-    print(f"[preflight] written {os.path.relpath(out)}; ./run.sh plan prices from it", file=sys.stderr)
+    print(f"[preflight] written {UNITS_CSV} in {directory}; ./run.sh plan prices from it", file=sys.stderr)
     if any(str(note).startswith("failed") for note in table["note"]):
         raise SystemExit(1)
 
