@@ -54,12 +54,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from worldmemory.models.cosmos_tokenizer import SPATIAL, TEMPORAL
 from worldmemory.permanence import containers
 from worldmemory.permanence.render import EVENT_FRAME, FPS, SIZE, Scene
 
 CLIP_FRAMES = 33
-TEMPORAL = 8  # frames per latent chunk after the first (DV8x16x16)
-SPATIAL = 16  # px per token side
 CHUNKS = 1 + (CLIP_FRAMES - 1) // TEMPORAL  # 5
 GRID = SIZE // SPATIAL  # 16 tokens per side
 REVEAL_CHUNK = 4
