@@ -128,3 +128,16 @@ def test_a_released_id_gets_a_random_stand_in_of_its_architecture():
     assert vitg["source"] == "random" and vitg["config"]["hidden_size"] == 1408
     assert random_stand_in({"source": "hf", "id": "someone/else"}) is None
     assert random_stand_in({"source": "hf", "id": "MCG-NJU/videomae-base", "family": "videomae"})["config"] == {}
+
+
+def test_only_estimators_whose_call_the_preflight_knows_are_timed():
+    """Learned estimators of the capabilities preflight_units calls are timed (weights in their
+    options, or a random stand-in); CPU backends, ArcFace's ONNX files and a VLM judge are not."""
+    timed = {(c, b): preflight.timed_estimator(c, {"backend": b, "options": o}) for c, b, o in [
+        ("depth", "depth-anything", {"model": "d"}), ("tracking", "sam2", {}),
+        ("imaging_quality", "musiq-spaq", {"weights": "w.pth"}), ("imaging_quality", "brisque", {}),
+        ("tracking", "optical-flow", {}), ("faces", "arcface", {"detector": "a.onnx", "recognizer": "b.onnx"}),
+        ("judge", "transformers-vlm", {"model": "qwen"})]}
+    assert [k for k, v in timed.items() if v] == [("depth", "depth-anything"), ("tracking", "sam2"),
+                                                  ("imaging_quality", "musiq-spaq")]
+    assert not preflight.timed_estimator("depth", {"backend": "depth-anything", "skip": True})

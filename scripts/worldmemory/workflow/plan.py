@@ -17,7 +17,8 @@ still to run is priced, and the table says where each figure comes from:
   scaled to each video's frames; else **unknown**;
 * a perception job by its learned estimators: **preflight** -- the seconds per frame that
   ``./run.sh preflight`` measured for each of them (results/preflight/units.csv) times the frames
-  of the job's videos (the CPU estimators beside them are not counted);
+  of the job's videos (preflight.timed_estimator: the CPU estimators, ArcFace and a VLM judge
+  beside them are not counted);
 * a perception job without those figures, and any other job that asks for a GPU (the permanence
   probes and training on ``device: cuda``), at its ``runtime`` resource: **limit**, the job's time
   limit (an estimator's minutes per case, worldmemory.perception.estimators), an upper bound
@@ -40,9 +41,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from worldmemory.perception.throughput import ESTIMATORS
 from worldmemory.workflow.dag import Job, snakemake_dag
-from worldmemory.workflow.preflight import UNITS_CSV, perceive_estimators
+from worldmemory.workflow.preflight import UNITS_CSV, perceive_estimators, timed_estimator
 from worldmemory.workflow.runs import benchmark_runs, worldmembench_cases
 from worldmemory.worldmembench.trajectories import frame_count, merge_params
 
@@ -106,8 +106,7 @@ def preflight_seconds_per_frame(results: Path) -> dict[str, float]:
 def perception_minutes(job: Job, study: str, rollouts: RolloutPrices, per_frame: dict) -> float | None:
     """Minutes of a perception job from the preflight's seconds per frame of its learned
     estimators, over the frames of the run's videos of the unit; None where one is not measured."""
-    learned = [f"{study}: {c}/{e['backend']}" for c, e in perceive_estimators(job).items()
-               if not e.get("skip") and (f"{c}/{e['backend']}" in ESTIMATORS or "model" in e.get("options", {}))]
+    learned = [f"{study}: {c}/{e['backend']}" for c, e in perceive_estimators(job).items() if timed_estimator(c, e)]
     if not learned or any(name not in per_frame for name in learned):
         return None
     frames = sum(rollouts.frames(study, job.wildcards["model"], job.wildcards[UNIT[study]]))

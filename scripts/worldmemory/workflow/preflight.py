@@ -17,8 +17,9 @@ directory. Snakemake plans TARGETS (default: rule all) as ``./run.sh plan`` does
    * ``cosmos``: one batch of the Cosmos-Predict1 readout's clips (tokenised, then scored),
      with its model and tokenizer where here, else the 4B transformer at its real size with
      random weights;
-   * ``estimator``: every learned estimator the perception jobs run, over ``--frames`` frames of
-     the study's video size (its weights where here, else perception.throughput's real-size
+   * ``estimator``: every learned estimator the perception jobs run whose call it knows (features,
+     tracking, depth, imaging and aesthetic quality; not ArcFace or a VLM judge), over ``--frames``
+     frames of the study's video size (its weights where here, else perception.throughput's real-size
      random stand-in);
    * ``rollout``: the first case (or sequence) of every external model of the config, as its real
      rollout job (``./run.sh snakemake`` of that job's output: the run later reuses it). Its
@@ -53,6 +54,7 @@ from worldmemory.perception.estimators import FILE_OPTIONS
 from worldmemory.perception.throughput import ESTIMATORS
 from worldmemory.workflow.dag import REPO, Job, snakemake_dag
 from worldmemory.workflow.performance import read_benchmark
+from worldmemory.workflow.preflight_units import TIMED_CAPABILITIES
 
 PROBE_RULES = ("permanence_probe", "permanence_query", "permanence_intphys")
 COSMOS_RULES = ("permanence_cosmos_evidence", "permanence_cosmos_loglik")
@@ -98,10 +100,17 @@ def is_weights(path: Path) -> bool:
         p.name.endswith(WEIGHT_SUFFIXES) for p in path.iterdir()))
 
 
+def run_settings(job: Job, batch: int, device: str | None, clips: int | None, threads: int | None) -> dict:
+    """A clip unit's batch, device and threads: the job's (``batch``, its device param and cores),
+    or the preflight's ``clips``, ``device`` and ``threads`` where given."""
+    return {"batch": clips or batch, "device": device or job.params["device"],
+            "threads": threads or int(job.resources.get("_cores", 1))}
+
+
 def probe_units(jobs: list[Job], directory: Path, device: str | None, clips: int | None = None,
                 threads: int | None = None) -> list[dict]:
-    """One probe unit per permanence model the jobs to run probe (its first job's spec, weights,
-    batch of clips and threads; ``clips``, ``threads``: instead of the job's)."""
+    """One probe unit per permanence model the jobs to run probe (its first job's spec, weights and
+    run_settings)."""
     units = {}
     for job in jobs:
         model = job.wildcards.get("model")
@@ -110,15 +119,14 @@ def probe_units(jobs: list[Job], directory: Path, device: str | None, clips: int
             present = weights is not None and (directory / weights).is_dir()
             units[model] = {"kind": "probe", "name": model, "spec": json.loads(job.params["spec"]),
                             "weights": str(directory / weights) if present else None,
-                            "batch": clips or int(job.params["batch"]), "device": device or job.params["device"],
-                            "threads": threads or int(job.resources.get("_cores", 1))}
+                            **run_settings(job, int(job.params["batch"]), device, clips, threads)}
     return list(units.values())
 
 
 def cosmos_units(jobs: list[Job], directory: Path, device: str | None, clips: int | None = None,
                  threads: int | None = None) -> list[dict]:
-    """The Cosmos readout's unit, when a job to run reads it (its spec, model, tokenizer, batch and
-    threads; ``clips``, ``threads``: instead of the job's)."""
+    """The Cosmos readout's unit, when a job to run reads it (its spec, model, tokenizer and
+    run_settings)."""
     for job in jobs:
         if job.needrun and job.rule in COSMOS_RULES:
             spec = json.loads(job.params["spec"])
@@ -127,15 +135,24 @@ def cosmos_units(jobs: list[Job], directory: Path, device: str | None, clips: in
             return [{"kind": "cosmos", "name": spec["name"], "spec": spec,
                      "weights": str(directory / files["model"]) if present else None,
                      "tokenizer": str(directory / files["tokenizer"]) if present else None,
-                     "batch": clips or int(spec.get("batch_size", 8)), "device": device or job.params["device"],
-                     "threads": threads or int(job.resources.get("_cores", 1))}]
+                     **run_settings(job, int(spec.get("batch_size", 8)), device, clips, threads)}]
     return []
+
+
+def timed_estimator(capability: str, spec: dict) -> bool:
+    """Whether the preflight times a perception job's estimator (``{backend, options | skip}``): a
+    learned one (weights in its options, or a random stand-in in perception.throughput) of a
+    capability preflight_units calls; not the CPU estimators, ArcFace's ONNX files or a VLM judge."""
+    if spec.get("skip") or capability not in TIMED_CAPABILITIES:
+        return False
+    options = spec.get("options", {})
+    return f"{capability}/{spec['backend']}" in ESTIMATORS or any(k in options for k in ("model", *FILE_OPTIONS))
 
 
 def estimator_units(jobs: list[Job], config: dict, directory: Path, device: str | None, frames: int,
                     sizes: str) -> list[dict]:
-    """One unit per learned estimator the perception jobs to run use (a backend with weights, or
-    one of perception.throughput's), at the study's video size."""
+    """One unit per estimator the perception jobs to run use that the preflight times
+    (timed_estimator), at the study's video size."""
     units = {}
     for job in jobs:
         study = PERCEIVE_RULES.get(job.rule)
@@ -144,10 +161,10 @@ def estimator_units(jobs: list[Job], config: dict, directory: Path, device: str 
         height, width = video_size(config, study)
         for capability, spec in perceive_estimators(job).items():
             name = f"{capability}/{spec['backend']}"
+            if not timed_estimator(capability, spec) or (study, name) in units:
+                continue
             options = dict(spec.get("options", {}))
             files = [options[k] for k in ("model", *FILE_OPTIONS) if k in options]
-            if spec.get("skip") or (not files and name not in ESTIMATORS) or (study, name) in units:
-                continue
             if device:
                 options["device"] = device
             present = bool(files) and all((directory / f).exists() for f in files)
@@ -184,9 +201,7 @@ def rollout_targets(jobs: list[Job], config: dict) -> dict[str, Job]:
 
 def run_unit(unit: dict, directory: Path) -> dict:
     """A probe or estimator unit's row, run by preflight_units in its own process."""
-    weights = unit["weights"] and (unit.get("options", {}).get("model") or unit["weights"])
-    argument = {**unit, "weights": weights,
-                "repeats": 2 if unit["device"].startswith("cuda") else 1}  # a GPU's second run: kernels chosen
+    argument = {**unit, "repeats": 2 if unit["device"].startswith("cuda") else 1}  # a GPU's second run: kernels chosen
     proc = subprocess.run([sys.executable, "-m", "worldmemory.workflow.preflight_units", json.dumps(argument)],
                           cwd=directory, capture_output=True, text=True)
     row = {"kind": unit["kind"], "name": unit["name"], "device": unit["device"]}

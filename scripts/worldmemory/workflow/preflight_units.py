@@ -122,6 +122,9 @@ def estimator_unit(unit: dict) -> dict:
                 **timed(lambda: run(frames), unit["device"], unit.get("repeats", 1))}
 
 
+TIMED_CAPABILITIES = ("features", "tracking", "depth", "imaging_quality", "aesthetic_quality")  # call's
+
+
 def call(capability: str, backend):
     """The backend's own call on a clip (T, H, W, 3), per capability (perception.base's protocols)."""
     if capability == "features":
