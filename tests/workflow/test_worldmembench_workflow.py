@@ -372,8 +372,10 @@ def test_every_job_leaves_its_benchmark_and_the_performance_table_reads_them(run
                 *(f"worldmembench/perceive/{r} (4 jobs)" for r in runs if r.endswith(".replay"))}
     assert {r["job"] for r in per_directory(rows)} == expected
     assert all(r["wall_s"] > 0 and r["max_rss_mb"] >= 0 for r in rows)
-    # memory is sampled while a job runs: a sub-second job may end before the first sample
-    assert all(r["max_rss_mb"] > 10 for r in rows if "rollout" in r["job"] or "score" in r["job"])
+    # memory is sampled while a job runs, at its start and then each second (Snakemake's benchmark
+    # timer): a sub-second job may end with only its shell sampled (seen: a 0.51 s rollout, 3.1 MB)
+    sampled = [r for r in rows if ("rollout" in r["job"] or "score" in r["job"]) and r["wall_s"] >= 1]
+    assert sampled and all(r["max_rss_mb"] > 10 for r in sampled)
     assert "| all 95 jobs (one after another) |" in markdown(rows)
 
 
